@@ -1,0 +1,261 @@
+//! brain.db, Dotty's SQLite memory store: opened once per process, read and appended to, never migrated.
+//!
+//! - Reads run on pooled read connections; the one write connection sits behind its own lock, so
+//!   this process has exactly one writer and (with WAL) readers never wait for it.
+//! - Every method here blocks: callers run them on tokio's blocking pool (`spawn_blocking`), never
+//!   on the JS thread and never on a tokio worker.
+//! - Other processes write the same file; `busy_timeout` (5 s) makes a write that meets their lock
+//!   wait instead of failing.
+
+pub mod clock;
+
+use rusqlite::{params, Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The schema of a production brain.db (`../shared/reference/brain-schema.sql`), used only to create
+/// a brand-new file at the default path.
+pub const SCHEMA_SQL: &str = include_str!("../../brain-schema.sql");
+
+const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+/// Idle read connections kept for reuse; more are opened under load and closed afterwards.
+const MAX_IDLE_READERS: usize = 4;
+
+/// Why the store could not answer.
+#[derive(Debug)]
+pub enum BrainError {
+    /// The configured file does not exist (and is not ours to create).
+    Missing(PathBuf),
+    Sqlite(rusqlite::Error),
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for BrainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BrainError::Missing(p) => write!(f, "brain.db not found at {} (DOTTY_BRAIN_DB is set, so it is not created)", p.display()),
+            BrainError::Sqlite(e) => write!(f, "sqlite: {e}"),
+            BrainError::Io(e) => write!(f, "io: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BrainError {}
+
+impl From<rusqlite::Error> for BrainError {
+    fn from(e: rusqlite::Error) -> Self {
+        BrainError::Sqlite(e)
+    }
+}
+
+impl From<std::io::Error> for BrainError {
+    fn from(e: std::io::Error) -> Self {
+        BrainError::Io(e)
+    }
+}
+
+impl BrainError {
+    /// True when another connection held the lock past the busy timeout: worth another try.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, BrainError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, BrainError>;
+
+/// A row to append to `memories`.
+#[derive(Debug, Clone)]
+pub struct NewMemory<'a> {
+    pub content: &'a str,
+    pub category: &'a str,
+    pub namespace: &'a str,
+    pub importance: f64,
+}
+
+/// Counters that tests and benchmarks read to prove there is one store per process.
+#[derive(Debug, Default)]
+pub struct BrainStats {
+    pub writer_opens: AtomicUsize,
+    pub reader_opens: AtomicUsize,
+    pub files_created: AtomicUsize,
+}
+
+/// The process-wide handle on brain.db.
+pub struct Brain {
+    path: PathBuf,
+    create_if_missing: bool,
+    // std Mutexes: they are only ever taken on blocking-pool threads, and the reader lock is held
+    // just long enough to pop or push a connection.
+    readers: Mutex<Vec<Connection>>,
+    writer: Mutex<Option<Connection>>,
+    missing_reported: AtomicBool,
+    pub stats: BrainStats,
+}
+
+impl Brain {
+    /// A store on `path`. Nothing is opened yet. When `create_if_missing`, a missing file is
+    /// created with [`SCHEMA_SQL`] on first use (the embedded default); otherwise it stays missing.
+    pub fn new(path: impl Into<PathBuf>, create_if_missing: bool) -> Self {
+        Brain {
+            path: path.into(),
+            create_if_missing,
+            readers: Mutex::new(Vec::new()),
+            writer: Mutex::new(None),
+            missing_reported: AtomicBool::new(false),
+            stats: BrainStats::default(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens (and if allowed creates) the file now, so the first voice turn doesn't pay for it.
+    pub fn warm_up(&self) -> Result<()> {
+        self.with_writer(|_| Ok(()))?;
+        self.with_reader(|_| Ok(()))
+    }
+
+    /// Phrase search over `memories_fts`, best first, never returning unreviewed person facts.
+    pub fn lookup(&self, fts_phrase: &str, limit: u32) -> Result<Vec<String>> {
+        self.with_reader(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
+                 WHERE memories_fts MATCH ?1 AND m.namespace NOT LIKE 'person_pending:%' \
+                 ORDER BY rank LIMIT ?2",
+            )?;
+            let rows = st.query_map(params![fts_phrase, limit], |r| r.get::<_, String>(0))?;
+            rows.collect()
+        })
+    }
+
+    /// Approved facts about one person (`namespace = 'person:' || id`), most important and newest first.
+    pub fn person_facts(&self, person_id: &str, limit: u32) -> Result<Vec<String>> {
+        self.with_reader(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT content FROM memories WHERE namespace = 'person:' || ?1 \
+                 ORDER BY importance DESC, updated_at DESC LIMIT ?2",
+            )?;
+            // content is NOT NULL in the schema, but other writers are not ours: read it leniently.
+            let rows = st.query_map(params![person_id, limit], |r| r.get::<_, Option<String>>(0))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().flatten().collect())
+        })
+    }
+
+    /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`.
+    pub fn insert(&self, m: &NewMemory<'_>, ts: &str) -> Result<String> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let key = format!("voice_{}_{}_{}", m.category, ts, &id[..8]);
+        self.with_writer(|c| {
+            c.prepare_cached(
+                "INSERT INTO memories (id, key, content, category, embedding, created_at, updated_at, \
+                 session_id, namespace, importance, superseded_by) \
+                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, NULL, ?6, ?7, NULL)",
+            )?
+            .execute(params![id, key, m.content, m.category, ts, m.namespace, m.importance])?;
+            Ok(())
+        })?;
+        Ok(id)
+    }
+
+    /// Replaces the content of a row this process wrote (the per-turn log's retry of the same turn).
+    pub fn update_content(&self, id: &str, content: &str, ts: &str) -> Result<()> {
+        self.with_writer(|c| {
+            c.prepare_cached("UPDATE memories SET content = ?2, updated_at = ?3 WHERE id = ?1")?
+                .execute(params![id, content, ts])?;
+            Ok(())
+        })
+    }
+
+    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => {
+                let c = self.open()?;
+                c.pragma_update(None, "query_only", true)?;
+                self.stats.reader_opens.fetch_add(1, Ordering::Relaxed);
+                c
+            }
+        };
+        let out = f(&conn);
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+        Ok(out?)
+    }
+
+    fn with_writer<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        // Held for the whole write: this is what makes us a single writer.
+        let mut slot = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let c = self.open()?;
+            // WAL is persistent and production files already use it; if another process holds a
+            // lock right now the switch can wait for a later open, the write itself still works.
+            if let Err(e) = c.pragma_update(None, "journal_mode", "wal") {
+                crate::diag!("brain.db: could not switch to WAL ({e}); continuing");
+            }
+            c.pragma_update(None, "synchronous", "normal")?;
+            self.stats.writer_opens.fetch_add(1, Ordering::Relaxed);
+            *slot = Some(c);
+        }
+        let conn = slot.as_ref().expect("writer opened above");
+        Ok(f(conn)?)
+    }
+
+    /// Opens a connection on an existing file (creating it first when that is allowed).
+    fn open(&self) -> Result<Connection> {
+        if !self.path.exists() {
+            if !self.create_if_missing {
+                if !self.missing_reported.swap(true, Ordering::Relaxed) {
+                    crate::diag!("{}", BrainError::Missing(self.path.clone()));
+                }
+                return Err(BrainError::Missing(self.path.clone()));
+            }
+            self.create()?;
+        }
+        let c = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        c.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(c)
+    }
+
+    /// Creates a brand-new brain.db with the production schema, atomically: it is built under a
+    /// temporary name and hard-linked into place, so no other process ever sees a half-made file
+    /// and two processes racing to create it can't clobber each other.
+    fn create(&self) -> Result<()> {
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(".brain.db.creating-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
+        let made = (|| -> Result<()> {
+            let c = Connection::open(&tmp)?;
+            c.execute_batch(&format!("BEGIN;\n{SCHEMA_SQL}\nCOMMIT;"))?;
+            c.pragma_update(None, "journal_mode", "wal")?;
+            c.close().map_err(|(_, e)| e)?;
+            match std::fs::hard_link(&tmp, &self.path) {
+                Ok(()) => {
+                    self.stats.files_created.fetch_add(1, Ordering::Relaxed);
+                    crate::diag!("created a new brain.db at {} (none existed)", self.path.display());
+                    Ok(())
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+                Err(e) => Err(e.into()),
+            }
+        })();
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = tmp.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+        made
+    }
+}
+
+#[cfg(test)]
+mod tests;

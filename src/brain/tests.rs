@@ -1,0 +1,157 @@
+use super::*;
+use std::sync::Arc;
+
+fn fresh(dir: &tempfile::TempDir) -> (Brain, PathBuf) {
+    let p = dir.path().join("brain.db");
+    let c = Connection::open(&p).unwrap();
+    c.execute_batch(SCHEMA_SQL).unwrap();
+    c.pragma_update(None, "journal_mode", "wal").unwrap();
+    (Brain::new(&p, false), p)
+}
+
+fn put(p: &Path, key: &str, content: &str, ns: Option<&str>, importance: Option<f64>, updated: &str) {
+    let c = Connection::open(p).unwrap();
+    c.execute(
+        "INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance) \
+         VALUES (?1, ?1, ?2, 'core', ?4, ?4, ?3, ?5)",
+        params![key, content, ns, updated, importance],
+    )
+    .unwrap();
+}
+
+fn schema_of(p: &Path) -> Vec<(String, String)> {
+    let c = Connection::open(p).unwrap();
+    let mut st = c.prepare("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(|r| r.unwrap()).collect()
+}
+
+#[test]
+fn creates_the_production_schema_at_the_default_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("nested/memory/brain.db");
+    let b = Brain::new(&p, true);
+    b.warm_up().unwrap();
+    assert!(p.exists());
+    let reference = dir.path().join("ref.db");
+    Connection::open(&reference).unwrap().execute_batch(SCHEMA_SQL).unwrap();
+    assert_eq!(schema_of(&p), schema_of(&reference));
+    assert_eq!(b.stats.files_created.load(Ordering::Relaxed), 1);
+    let mode: String = Connection::open(&p).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    // No temporary file is left behind.
+    let left: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().contains("creating")), "{left:?}");
+}
+
+#[test]
+fn an_explicit_missing_path_is_never_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("brain.db");
+    let b = Brain::new(&p, false);
+    assert!(matches!(b.lookup("\"x\"", 5), Err(BrainError::Missing(_))));
+    assert!(matches!(b.insert(&NewMemory { content: "x", category: "core", namespace: "voice", importance: 0.7 }, "t"), Err(BrainError::Missing(_))));
+    assert!(!p.exists());
+    // When the file appears later (ZeroClaw created it), the store starts working without a restart.
+    Connection::open(&p).unwrap().execute_batch(SCHEMA_SQL).unwrap();
+    assert_eq!(b.lookup("\"x\"", 5).unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn an_existing_file_is_not_altered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    let before = schema_of(&p);
+    b.insert(&NewMemory { content: "hello", category: "core", namespace: "voice", importance: 0.7 }, "2026-01-01T00:00:00.000Z").unwrap();
+    assert_eq!(schema_of(&p), before);
+    assert_eq!(b.stats.files_created.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn insert_writes_the_contract_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    let ts = "2026-05-18T00:43:00.123Z";
+    let id = b.insert(&NewMemory { content: "likes tea", category: "core", namespace: "voice", importance: 0.7 }, ts).unwrap();
+    let c = Connection::open(&p).unwrap();
+    let row: (String, String, String, String, Option<Vec<u8>>, String, String, Option<String>, String, f64, Option<String>) = c
+        .query_row(
+            "SELECT id, key, content, category, embedding, created_at, updated_at, session_id, namespace, importance, superseded_by FROM memories",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?)),
+        )
+        .unwrap();
+    assert_eq!(row.0, id);
+    assert!(uuid::Uuid::parse_str(&id).unwrap().get_version_num() == 4);
+    assert_eq!(row.1, format!("voice_core_{ts}_{}", &id[..8]));
+    assert_eq!((row.2.as_str(), row.3.as_str()), ("likes tea", "core"));
+    assert_eq!(row.4, None);
+    assert_eq!((row.5.as_str(), row.6.as_str()), (ts, ts));
+    assert_eq!(row.7, None);
+    assert_eq!(row.8, "voice");
+    assert_eq!(row.9, 0.7);
+    assert_eq!(row.10, None);
+    // The FTS index follows (triggers), so the row is searchable at once.
+    assert_eq!(b.lookup("\"likes tea\"", 5).unwrap(), vec!["likes tea"]);
+}
+
+#[test]
+fn lookup_never_returns_pending_or_null_namespace_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    put(&p, "a", "the child likes dinosaurs", Some("person_pending:ada"), Some(0.7), "t");
+    put(&p, "b", "the dog likes dinosaurs", None, Some(0.7), "t");
+    put(&p, "c", "Dotty likes dinosaurs", Some("voice"), Some(0.7), "t");
+    put(&p, "d", "grandad likes dinosaurs", Some("person:grandad"), Some(0.7), "t");
+    let mut got = b.lookup("\"likes dinosaurs\"", 5).unwrap();
+    got.sort();
+    assert_eq!(got, vec!["Dotty likes dinosaurs", "grandad likes dinosaurs"]);
+}
+
+#[test]
+fn person_facts_order_like_sqlite_with_foreign_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    put(&p, "1", "low", Some("person:ada"), Some(0.1), "2026-01-01T00:00:00.000Z");
+    put(&p, "2", "null importance", Some("person:ada"), None, "2026-01-02");
+    put(&p, "3", "high old", Some("person:ada"), Some(0.9), "2025-01-01 10:00:00");
+    put(&p, "4", "high new", Some("person:ada"), Some(0.9), "2026-03-01T00:00:00Z");
+    put(&p, "5", "pending", Some("person_pending:ada"), Some(1.0), "2026-03-01");
+    put(&p, "6", "other", Some("person:bob"), Some(1.0), "2026-03-01");
+    assert_eq!(b.person_facts("ada", 10).unwrap(), vec!["high new", "high old", "low", "null importance"]);
+    assert_eq!(b.person_facts("ada", 2).unwrap(), vec!["high new", "high old"]);
+}
+
+#[test]
+fn a_write_waits_for_another_writers_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    let holder = Connection::open(&p).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE; INSERT INTO memories (id, key, content, created_at, updated_at) VALUES ('x','x','held','t','t');").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let b = Arc::new(b);
+    let b2 = b.clone();
+    let writer = std::thread::spawn(move || {
+        tx.send(()).unwrap();
+        let t0 = std::time::Instant::now();
+        let r = b2.insert(&NewMemory { content: "waited", category: "core", namespace: "voice", importance: 0.7 }, "t");
+        (r.map(|_| ()), t0.elapsed())
+    });
+    rx.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(1500)); // hold the lock: this is the fault under test
+    holder.execute_batch("COMMIT").unwrap();
+    let (r, waited) = writer.join().unwrap();
+    r.unwrap();
+    assert!(waited >= Duration::from_millis(1000), "the write did not wait: {waited:?}");
+    let n: i64 = holder.query_row("SELECT count(*) FROM memories", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn update_content_rewrites_one_row_and_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, _p) = fresh(&dir);
+    let id = b.insert(&NewMemory { content: "first try", category: "conversation", namespace: "voice", importance: 0.3 }, "t1").unwrap();
+    b.update_content(&id, "second try", "t2").unwrap();
+    assert_eq!(b.lookup("\"second try\"", 5).unwrap(), vec!["second try"]);
+    assert!(b.lookup("\"first try\"", 5).unwrap().is_empty());
+}

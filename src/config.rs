@@ -1,0 +1,225 @@
+//! Environment → one typed configuration, read once at load. Every knob and its default lives here.
+//!
+//! A malformed value is reported once on stderr and the default is used: configuration never stops
+//! pi from starting.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Configuration of Dotty's voice tools and the per-turn log.
+#[derive(Debug, Clone)]
+pub struct VoiceConfig {
+    /// `DOTTY_VOICE_TOOLS=0` switches the voice tools and the log off.
+    pub enabled: bool,
+    /// `DOTTY_BRAIN_DB`, default `$HOME/.pi/memory/brain.db`.
+    pub brain_db: PathBuf,
+    /// True when `DOTTY_BRAIN_DB` was given: such a file is never created.
+    pub brain_db_explicit: bool,
+    /// `PERSON_MEMORY_MAX_FACTS`, default 6.
+    pub person_max_facts: u32,
+    /// `DOTTY_BEHAVIOUR_URL` without trailing `/`, default `http://127.0.0.1:8090`.
+    pub behaviour_url: String,
+    /// `DOTTY_BEHAVIOUR_TIMEOUT_MS`, default 3000.
+    pub behaviour_timeout: Duration,
+    /// `VOICE_THINKER_URL`, default `http://localhost:8080/v1/chat/completions`.
+    pub thinker_url: String,
+    /// `VOICE_THINKER_TIMEOUT` in seconds (fractions allowed), default 30.
+    pub thinker_timeout: Duration,
+    /// `VOICE_THINKER_MODEL`, default `qwen3.6:27b-think`.
+    pub thinker_model: String,
+    /// `XIAOZHI_HOST`, unset by default.
+    pub xiaozhi_host: Option<String>,
+    /// `XIAOZHI_HTTP_PORT`, default 8003.
+    pub xiaozhi_port: u16,
+    /// `XIAOZHI_ADMIN_TIMEOUT_MS`, default 3000.
+    pub xiaozhi_timeout: Duration,
+    /// `DOTTY_ADMIN_TOKEN`, sent as `X-Admin-Token` when set. Never logged.
+    pub admin_token: Option<Secret>,
+    /// `XIAOZHI_ADMIN_SOCKET`: talk to the admin API over this UNIX socket instead of TCP.
+    pub admin_socket: Option<PathBuf>,
+    /// `VOICE_PLAY_SONG_ASSET_BASE` without trailing `/`.
+    pub song_asset_base: String,
+}
+
+pub const DEFAULT_BEHAVIOUR_URL: &str = "http://127.0.0.1:8090";
+pub const DEFAULT_THINKER_URL: &str = "http://localhost:8080/v1/chat/completions";
+pub const DEFAULT_THINKER_MODEL: &str = "qwen3.6:27b-think";
+pub const DEFAULT_SONG_ASSET_BASE: &str = "/opt/xiaozhi-esp32-server/config/assets/songs";
+
+/// Reads variables through `get`, collecting one warning per malformed value.
+struct Reader<'a, F: Fn(&str) -> Option<String>> {
+    get: &'a F,
+    warnings: Vec<String>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Reader<'_, F> {
+    /// The value, or `None` when unset or empty.
+    fn text(&self, name: &str) -> Option<String> {
+        (self.get)(name).filter(|v| !v.trim().is_empty())
+    }
+
+    fn parsed<T: std::str::FromStr>(&mut self, name: &str, default: T, valid: impl Fn(&T) -> bool, what: &str) -> T {
+        match self.text(name) {
+            None => default,
+            Some(raw) => match raw.trim().parse::<T>() {
+                Ok(v) if valid(&v) => v,
+                _ => {
+                    self.warnings.push(format!("{name}={raw:?} is not {what}; using the default"));
+                    default
+                }
+            },
+        }
+    }
+
+    fn millis(&mut self, name: &str, default_ms: u64) -> Duration {
+        Duration::from_millis(self.parsed(name, default_ms, |v| *v > 0, "a positive number of milliseconds"))
+    }
+}
+
+impl VoiceConfig {
+    /// Builds the configuration from `get` (the process environment in production), returning the
+    /// warnings to print for malformed values.
+    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
+        let mut r = Reader { get, warnings: Vec::new() };
+        let enabled = r.text("DOTTY_VOICE_TOOLS").map_or(true, |v| v.trim() != "0");
+        let (brain_db, brain_db_explicit) = match r.text("DOTTY_BRAIN_DB") {
+            Some(p) => (PathBuf::from(p), true),
+            None => {
+                let home = r.text("HOME").unwrap_or_else(|| "/root".to_string());
+                (PathBuf::from(home).join(".pi/memory/brain.db"), false)
+            }
+        };
+        let person_max_facts = r.parsed("PERSON_MEMORY_MAX_FACTS", 6u32, |v| *v > 0, "a positive integer");
+        let behaviour_url = trim_slash(r.text("DOTTY_BEHAVIOUR_URL").unwrap_or_else(|| DEFAULT_BEHAVIOUR_URL.into()));
+        let behaviour_timeout = r.millis("DOTTY_BEHAVIOUR_TIMEOUT_MS", 3000);
+        let thinker_url = r.text("VOICE_THINKER_URL").unwrap_or_else(|| DEFAULT_THINKER_URL.into());
+        let secs = r.parsed("VOICE_THINKER_TIMEOUT", 30f64, |v| v.is_finite() && *v > 0.0 && *v < 1e9, "a positive number of seconds");
+        let thinker_model = r.text("VOICE_THINKER_MODEL").unwrap_or_else(|| DEFAULT_THINKER_MODEL.into());
+        let xiaozhi_host = r.text("XIAOZHI_HOST").map(|h| h.trim().to_string());
+        let xiaozhi_port = r.parsed("XIAOZHI_HTTP_PORT", 8003u16, |v| *v > 0, "a TCP port (1-65535)");
+        let xiaozhi_timeout = r.millis("XIAOZHI_ADMIN_TIMEOUT_MS", 3000);
+        let admin_token = get("DOTTY_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret);
+        let admin_socket = r.text("XIAOZHI_ADMIN_SOCKET").map(PathBuf::from);
+        let song_asset_base = trim_slash(r.text("VOICE_PLAY_SONG_ASSET_BASE").unwrap_or_else(|| DEFAULT_SONG_ASSET_BASE.into()));
+        let cfg = VoiceConfig {
+            enabled,
+            brain_db,
+            brain_db_explicit,
+            person_max_facts,
+            behaviour_url,
+            behaviour_timeout,
+            thinker_url,
+            thinker_timeout: Duration::from_secs_f64(secs),
+            thinker_model,
+            xiaozhi_host,
+            xiaozhi_port,
+            xiaozhi_timeout,
+            admin_token,
+            admin_socket,
+            song_asset_base,
+        };
+        (cfg, r.warnings)
+    }
+
+    /// The configuration of this process, from its environment.
+    pub fn from_env() -> (Self, Vec<String>) {
+        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+    }
+}
+
+/// A secret (token) whose `Debug` never shows it, so it can't leak through a log of the config.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+    /// The secret itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+fn trim_slash(mut s: String) -> String {
+    while s.ends_with('/') {
+        s.pop();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(vars: &[(&str, &str)]) -> (VoiceConfig, Vec<String>) {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        VoiceConfig::from_lookup(&move |k: &str| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, w) = cfg(&[("HOME", "/home/dotty")]);
+        assert!(w.is_empty());
+        assert!(c.enabled);
+        assert_eq!(c.brain_db, PathBuf::from("/home/dotty/.pi/memory/brain.db"));
+        assert!(!c.brain_db_explicit);
+        assert_eq!(c.person_max_facts, 6);
+        assert_eq!(c.behaviour_url, "http://127.0.0.1:8090");
+        assert_eq!(c.behaviour_timeout, Duration::from_millis(3000));
+        assert_eq!(c.thinker_url, DEFAULT_THINKER_URL);
+        assert_eq!(c.thinker_timeout, Duration::from_secs(30));
+        assert_eq!(c.thinker_model, "qwen3.6:27b-think");
+        assert_eq!(c.xiaozhi_host, None);
+        assert_eq!(c.xiaozhi_port, 8003);
+        assert_eq!(c.admin_token, None);
+        assert_eq!(c.song_asset_base, DEFAULT_SONG_ASSET_BASE);
+    }
+
+    #[test]
+    fn overrides_and_trailing_slashes() {
+        let (c, w) = cfg(&[
+            ("DOTTY_BRAIN_DB", "/x/brain.db"),
+            ("DOTTY_BEHAVIOUR_URL", "http://h:1//"),
+            ("VOICE_THINKER_TIMEOUT", "0.25"),
+            ("VOICE_PLAY_SONG_ASSET_BASE", "/songs/"),
+            ("DOTTY_VOICE_TOOLS", "0"),
+        ]);
+        assert!(w.is_empty());
+        assert!(c.brain_db_explicit);
+        assert!(!c.enabled);
+        assert_eq!(c.behaviour_url, "http://h:1");
+        assert_eq!(c.thinker_timeout, Duration::from_millis(250));
+        assert_eq!(c.song_asset_base, "/songs");
+    }
+
+    #[test]
+    fn malformed_values_warn_and_use_defaults() {
+        let (c, w) = cfg(&[
+            ("XIAOZHI_HTTP_PORT", "eighty"),
+            ("DOTTY_BEHAVIOUR_TIMEOUT_MS", "-5"),
+            ("VOICE_THINKER_TIMEOUT", "NaN"),
+            ("PERSON_MEMORY_MAX_FACTS", "0"),
+        ]);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert_eq!(c.xiaozhi_port, 8003);
+        assert_eq!(c.behaviour_timeout, Duration::from_millis(3000));
+        assert_eq!(c.thinker_timeout, Duration::from_secs(30));
+        assert_eq!(c.person_max_facts, 6);
+    }
+
+    #[test]
+    fn token_never_in_warnings_or_debug_of_warnings() {
+        let (c, w) = cfg(&[("DOTTY_ADMIN_TOKEN", "s3cret"), ("XIAOZHI_HTTP_PORT", "x")]);
+        assert_eq!(c.admin_token.as_ref().map(Secret::expose), Some("s3cret"));
+        assert!(!format!("{c:?}").contains("s3cret"));
+        assert!(w.iter().all(|l| !l.contains("s3cret")));
+    }
+}

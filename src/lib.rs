@@ -1,0 +1,15 @@
+//! dotty-pi-ext: Dotty's voice tools (and the MemPalace bridge) for the pi agent harness.
+//!
+//! The core (`config`, `text`, `brain`, `services`, `voice`) knows nothing of Node and is tested
+//! with `cargo test --no-default-features`. `node` is the only module that says `#[napi]`.
+
+pub mod brain;
+pub mod config;
+pub mod diag;
+pub mod extension;
+pub mod services;
+pub mod text;
+pub mod voice;
+
+#[cfg(feature = "node")]
+mod node;

@@ -1,0 +1,86 @@
+//! xiaozhi-server's admin API: the song catalogue (cached) and play-asset, over TCP or a UNIX socket.
+
+use super::{send, send_json, HttpError};
+use crate::config::VoiceConfig;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a fetched catalogue (an empty one too) is reused.
+pub const CATALOGUE_TTL: Duration = Duration::from_secs(60);
+
+/// The admin endpoint, when one is configured.
+pub struct Admin {
+    http: reqwest::Client,
+    base: String,
+    token: Option<crate::config::Secret>,
+    timeout: Duration,
+    // A tokio Mutex on purpose: it is held across the catalogue fetch, so calls that arrive while a
+    // fetch is in flight wait for it and share its result instead of fetching again.
+    catalogue: tokio::sync::Mutex<Option<(Instant, Arc<Vec<String>>)>>,
+    pub catalogue_fetches: std::sync::atomic::AtomicUsize,
+}
+
+impl Admin {
+    /// `None` when neither `XIAOZHI_HOST` nor `XIAOZHI_ADMIN_SOCKET` is set. `tcp` is the shared
+    /// client; a UNIX socket gets a client of its own (a reqwest client binds one socket).
+    pub fn new(cfg: &VoiceConfig, tcp: &reqwest::Client) -> Option<Admin> {
+        let (http, base) = if let Some(sock) = &cfg.admin_socket {
+            (super::client(Some(sock)), "http://localhost".to_string())
+        } else {
+            let host = cfg.xiaozhi_host.as_ref()?;
+            let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.clone() };
+            (tcp.clone(), format!("http://{host}:{}", cfg.xiaozhi_port))
+        };
+        Some(Admin {
+            http,
+            base,
+            token: cfg.admin_token.clone(),
+            timeout: cfg.xiaozhi_timeout,
+            catalogue: tokio::sync::Mutex::new(None),
+            catalogue_fetches: Default::default(),
+        })
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut r = self.http.request(method, format!("{}{path}", self.base)).timeout(self.timeout);
+        if let Some(t) = &self.token {
+            r = r.header("X-Admin-Token", t.expose());
+        }
+        r
+    }
+
+    /// The song files, from cache when fresh. Any failure gives (and caches) an empty list.
+    pub async fn catalogue(&self) -> Arc<Vec<String>> {
+        let mut slot = self.catalogue.lock().await;
+        if let Some((at, files)) = slot.as_ref() {
+            if at.elapsed() < CATALOGUE_TTL {
+                return files.clone();
+            }
+        }
+        self.catalogue_fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let files = match send_json(self.request(reqwest::Method::GET, "/xiaozhi/admin/songs")).await {
+            Ok(v) => v
+                .get("files")
+                .and_then(|f| f.as_array())
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .unwrap_or_default(),
+            Err(e) => {
+                crate::diag!("play_song: song catalogue unavailable: {e}");
+                Vec::new()
+            }
+        };
+        let files = Arc::new(files);
+        *slot = Some((Instant::now(), files.clone()));
+        files
+    }
+
+    /// Asks xiaozhi-server to play `asset`. Only status 200 is success.
+    pub async fn play(&self, asset: &str) -> Result<(), HttpError> {
+        let req = self.request(reqwest::Method::POST, "/xiaozhi/admin/play-asset").json(&serde_json::json!({ "asset": asset }));
+        match send(req).await {
+            Ok((200, _)) => Ok(()),
+            Ok((status, body)) => Err(HttpError::Status { status, body }),
+            Err(e) => Err(e),
+        }
+    }
+}

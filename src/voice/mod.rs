@@ -1,0 +1,100 @@
+//! Dotty's seven voice tools and the per-turn conversation log.
+//!
+//! Every tool takes the raw JSON arguments the model produced and always answers with the contract's
+//! reply string: bad input and service failures are replies, not errors.
+
+pub mod descriptors;
+mod memory;
+mod play_song;
+mod senses;
+pub mod songs;
+pub mod turn_log;
+
+use crate::brain::{Brain, BrainError};
+use crate::config::VoiceConfig;
+use crate::services::xiaozhi::Admin;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The voice half of the extension: configuration, the store, the HTTP clients, the log.
+pub struct Voice {
+    pub cfg: VoiceConfig,
+    pub brain: Arc<Brain>,
+    http: reqwest::Client,
+    pub admin: Option<Admin>,
+    pub log: Arc<turn_log::TurnLog>,
+}
+
+impl Voice {
+    pub fn new(cfg: VoiceConfig) -> Voice {
+        let brain = Arc::new(Brain::new(cfg.brain_db.clone(), !cfg.brain_db_explicit));
+        let http = crate::services::client(None);
+        let admin = Admin::new(&cfg, &http);
+        Voice { cfg, brain, http, admin, log: Arc::default() }
+    }
+
+    /// Runs the tool `name`; `None` when no voice tool has that name.
+    pub async fn call(&self, name: &str, args: &Value) -> Option<String> {
+        Some(match name {
+            "memory_lookup" => memory::memory_lookup(self, &text_arg(args, "query")).await,
+            "remember" => memory::remember(self, &text_arg(args, "fact")).await,
+            "recall_person" => memory::recall_person(self, &text_arg(args, "name")).await,
+            "remember_person" => memory::remember_person(self, &text_arg(args, "name"), &text_arg(args, "fact")).await,
+            "think_hard" => senses::think_hard(self, &text_arg(args, "question")).await,
+            "take_photo" => senses::take_photo(self).await,
+            "play_song" => play_song::play_song(self, &text_arg(args, "name")).await,
+            _ => return None,
+        })
+    }
+
+    /// Runs blocking store work on tokio's blocking pool (never the JS thread, never a worker).
+    pub async fn with_brain<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Brain) -> crate::brain::Result<T> + Send + 'static,
+    ) -> crate::brain::Result<T> {
+        with_brain(self.brain.clone(), f).await
+    }
+}
+
+/// [`Voice::with_brain`] for callers that hold only the store.
+pub async fn with_brain<T: Send + 'static>(
+    brain: Arc<Brain>,
+    f: impl FnOnce(&Brain) -> crate::brain::Result<T> + Send + 'static,
+) -> crate::brain::Result<T> {
+    match tokio::task::spawn_blocking(move || f(&brain)).await {
+        Ok(r) => r,
+        Err(e) => Err(BrainError::Io(std::io::Error::other(format!("store task failed: {e}")))),
+    }
+}
+
+/// A text argument as the tools read it: a string as given; a number or boolean as its JSON text
+/// (what pi's own argument coercion would make of it); anything else (missing, null, object,
+/// array) as empty, which every tool answers with its "empty" reply.
+pub fn text_arg(args: &Value, key: &str) -> String {
+    match args.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_arg_normalises_every_json_type() {
+        let a = json!({"s": "x", "n": 42, "f": 1.5, "b": true, "z": null, "o": {"a": 1}, "l": [1]});
+        assert_eq!(text_arg(&a, "s"), "x");
+        assert_eq!(text_arg(&a, "n"), "42");
+        assert_eq!(text_arg(&a, "f"), "1.5");
+        assert_eq!(text_arg(&a, "b"), "true");
+        for k in ["z", "o", "l", "missing"] {
+            assert_eq!(text_arg(&a, k), "");
+        }
+        assert_eq!(text_arg(&json!("not an object"), "s"), "");
+        assert_eq!(text_arg(&Value::Null, "s"), "");
+    }
+}

@@ -1,0 +1,191 @@
+//! The per-turn conversation log, written on pi's `agent_end`.
+//!
+//! The handler must return at once (pi awaits it before it reports the end of the turn), so
+//! [`TurnLog::submit`] only extracts the text and hands back the write as a future for the caller to
+//! spawn. A repeated `agent_end` for the same prompt (pi's auto-retry) never makes a second row: it
+//! rewrites the first one when the answer changed and does nothing when it didn't.
+
+use crate::brain::{clock, Brain, NewMemory};
+use crate::text::{strip, take};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const USER_MAX: usize = 500;
+const ASSISTANT_MAX: usize = 1000;
+/// Turns remembered for deduplication; retries come right after the turn they repeat.
+const RECENT_TURNS: usize = 32;
+/// A write that meets another writer's lock waits `busy_timeout` (5 s) per attempt; the log tries
+/// this many times before it gives up (and says so on stderr).
+const WRITE_ATTEMPTS: u32 = 6;
+
+/// One finished prompt, as Dotty heard and said it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// Identifies the prompt across repeated `agent_end`s: the user message's timestamp and text.
+    pub key: Option<String>,
+    pub user: String,
+    pub assistant: String,
+}
+
+impl Turn {
+    /// The row's `content`.
+    pub fn content(&self) -> String {
+        format!("user: {} | assistant: {}", take(&self.user, USER_MAX), take(&self.assistant, ASSISTANT_MAX))
+    }
+}
+
+/// The text of a message's `content`: the string itself, or its `{type: "text"}` blocks joined.
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// The last user message and what every assistant message after it said in text (thinking, tool
+/// calls, images and tool results excluded). `None` when both halves are empty after stripping.
+pub fn extract(messages: &Value) -> Option<Turn> {
+    let msgs = messages.as_array()?;
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let last_user = msgs.iter().rposition(|m| role(m).as_deref() == Some("user"));
+    let (user, key, after) = match last_user {
+        Some(i) => {
+            let m = &msgs[i];
+            let text = text_of(m.get("content"));
+            let key = m.get("timestamp").filter(|t| !t.is_null()).map(|t| format!("{t}\u{0}{text}"));
+            (text, key, &msgs[i + 1..])
+        }
+        None => (String::new(), None, &msgs[..]),
+    };
+    let assistant: String = after.iter().filter(|m| role(m).as_deref() == Some("assistant")).map(|m| text_of(m.get("content"))).collect();
+    let (user, assistant) = (strip(&user).to_string(), strip(&assistant).to_string());
+    if user.is_empty() && assistant.is_empty() {
+        return None;
+    }
+    Some(Turn { key, user, assistant })
+}
+
+struct Logged {
+    key: Option<String>,
+    content: String,
+    /// The row's id once written. Locked by the first write until it finishes, so a rewrite of the
+    /// same turn waits for it instead of racing it.
+    row: Arc<tokio::sync::Mutex<Option<String>>>,
+}
+
+/// The log's memory of recent turns and of writes still in flight.
+#[derive(Default)]
+pub struct TurnLog {
+    // A std Mutex: held only for a few comparisons on the JS thread, never across an await.
+    recent: Mutex<VecDeque<Logged>>,
+    in_flight: AtomicUsize,
+    idle: tokio::sync::Notify,
+    pub rows_written: AtomicUsize,
+    pub rows_rewritten: AtomicUsize,
+}
+
+impl TurnLog {
+    /// Takes an `agent_end` event's `messages`. Returns the write to run in the background, or
+    /// `None` when there is nothing to write (empty turn, or a repeat with the same content).
+    pub fn submit(self: &Arc<Self>, brain: Arc<Brain>, messages: &Value) -> Option<impl Future<Output = ()> + Send + 'static> {
+        let turn = extract(messages)?;
+        let content = turn.content();
+        let ts = clock::now_rfc3339();
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        let repeat = match &turn.key {
+            Some(k) => recent.iter_mut().find(|l| l.key.as_ref() == Some(k)),
+            // Without a timestamp only an identical repeat of the latest turn is recognised.
+            None => recent.back_mut().filter(|l| l.key.is_none() && l.content == content),
+        };
+        let job = match repeat {
+            Some(l) if l.content == content => return None,
+            Some(l) => {
+                l.content = content.clone();
+                Job::Rewrite(l.row.clone())
+            }
+            None => {
+                let row = Arc::new(tokio::sync::Mutex::new(None));
+                let guard = row.clone().try_lock_owned().expect("a new row slot is unlocked");
+                recent.push_back(Logged { key: turn.key, content: content.clone(), row });
+                if recent.len() > RECENT_TURNS {
+                    recent.pop_front();
+                }
+                Job::Insert(guard)
+            }
+        };
+        drop(recent);
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let log = self.clone();
+        Some(async move {
+            log.write(brain, job, content, ts).await;
+            if log.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+                log.idle.notify_waiters();
+            }
+        })
+    }
+
+    async fn write(&self, brain: Arc<Brain>, job: Job, content: String, ts: String) {
+        let mut slot = match job {
+            Job::Insert(guard) => guard,
+            Job::Rewrite(row) => row.lock_owned().await,
+        };
+        for attempt in 1..=WRITE_ATTEMPTS {
+            let (c, t, id) = (content.clone(), ts.clone(), slot.clone());
+            let r = super::with_brain(brain.clone(), move |b| match id {
+                Some(id) => b.update_content(&id, &c, &t).map(|_| id),
+                None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
+            })
+            .await;
+            match r {
+                Ok(id) => {
+                    let counter = if slot.is_some() { &self.rows_rewritten } else { &self.rows_written };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    *slot = Some(id);
+                    return;
+                }
+                Err(e) if e.is_busy() && attempt < WRITE_ATTEMPTS => {
+                    crate::diag!("turn log: brain.db busy (attempt {attempt}/{WRITE_ATTEMPTS}), retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => {
+                    crate::diag!("turn log: not written: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Resolves when every write submitted so far has finished (pi's shutdown waits on this).
+    pub async fn flush(&self) {
+        loop {
+            let notified = self.idle.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.in_flight.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+}
+
+enum Job {
+    Insert(tokio::sync::OwnedMutexGuard<Option<String>>),
+    Rewrite(Arc<tokio::sync::Mutex<Option<String>>>),
+}
+
+#[cfg(test)]
+mod tests;
