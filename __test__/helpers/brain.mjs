@@ -1,5 +1,6 @@
-// brain.db fixtures built with better-sqlite3 (an independent SQLite), from the production schema.
-import Database from 'better-sqlite3';
+// brain.db fixtures in the production schema, made and read with better-sqlite3 (an independent
+// SQLite) in a child process: see sqlite-child.cjs for why never in the test's own process.
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,12 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const schemaSql = fs.readFileSync(path.join(root, 'brain-schema.sql'), 'utf8');
+const child = path.join(root, '__test__/helpers/sqlite-child.cjs');
+
+function sqlite(req) {
+  const out = execFileSync(process.execPath, [child], { input: JSON.stringify(req), maxBuffer: 256 << 20 });
+  return JSON.parse(out.toString('utf8'));
+}
 
 export function tempDir(prefix = 'dotty-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -14,41 +21,24 @@ export function tempDir(prefix = 'dotty-') {
 
 /** Creates a brain.db in the real schema, as ZeroClaw would (WAL), optionally with rows. */
 export function makeBrain(file, rows = []) {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.exec(schemaSql);
-  insertRows(db, rows);
-  db.close();
+  sqlite({ op: 'create', file, schema: schemaSql, rows });
   return file;
 }
 
-let seq = 0;
-export function insertRows(db, rows) {
-  const st = db.prepare(
-    `INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance)
-     VALUES (@id, @key, @content, @category, @ts, @ts, @namespace, @importance)`,
-  );
-  for (const r of rows) {
-    const id = r.id ?? `fixture-${process.pid}-${++seq}`;
-    st.run({ id, key: r.key ?? id, content: r.content, category: r.category ?? 'core', ts: r.ts ?? '2026-01-01T00:00:00.000Z', namespace: r.namespace === undefined ? 'voice' : r.namespace, importance: r.importance === undefined ? 0.5 : r.importance });
-  }
-}
-
+/** Appends rows ({content, namespace?, importance?, ts?, category?}) as another program would. */
+export const addRows = (file, rows) => sqlite({ op: 'insert', file, rows });
 /** Every row, in insertion order. */
-export function readRows(file) {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare('SELECT * FROM memories ORDER BY rowid').all();
-  } finally {
-    db.close();
-  }
-}
+export const readRows = (file) => sqlite({ op: 'rows', file });
+export const schemaOf = (file) => sqlite({ op: 'schema', file });
 
-export function schemaOf(file) {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all();
-  } finally {
-    db.close();
-  }
+/** Another process takes brain.db's write lock and holds it for `ms`; resolves once it holds it. */
+export function holdWriteLock(file, ms) {
+  const p = spawn(process.execPath, [child], { stdio: ['pipe', 'pipe', 'pipe'] });
+  p.stdin.end(JSON.stringify({ op: 'hold-write-lock', file, ms }));
+  const done = new Promise((resolve, reject) => p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`lock holder exited ${code}`)))));
+  return new Promise((resolve, reject) => {
+    p.stderr.on('data', (d) => { if (String(d).includes('LOCKED')) resolve({ done }); });
+    p.on('error', reject);
+    done.catch(reject);
+  });
 }

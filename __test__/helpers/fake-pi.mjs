@@ -1,0 +1,53 @@
+// A recording stand-in for pi's ExtensionAPI: what index.js registers, and a way to fire events the
+// way pi does (awaiting every handler).
+import { createRequire } from 'node:module';
+import { root } from './brain.mjs';
+
+const require = createRequire(import.meta.url);
+
+export function fakePi() {
+  const tools = new Map();
+  const handlers = new Map();
+  const commands = new Map();
+  return {
+    tools,
+    handlers,
+    commands,
+    registerTool(tool) {
+      if (tools.has(tool.name)) throw new Error(`tool registered twice: ${tool.name}`);
+      tools.set(tool.name, tool);
+    },
+    registerCommand(name, options) { commands.set(name, options); },
+    on(event, handler) { handlers.set(event, [...(handlers.get(event) ?? []), handler]); },
+    sendMessage() { throw new Error('the extension must not send messages in these tests'); },
+    sendUserMessage() { throw new Error('the extension must not send user messages in these tests'); },
+    /** Fires `event` like pi: awaits every handler in order; returns their results. */
+    async emit(event, payload) {
+      const out = [];
+      for (const h of handlers.get(event) ?? []) out.push(await h(payload, {}));
+      return out;
+    },
+    /** Runs a tool through its registered `execute`, as pi would after validation. */
+    async run(name, params, signal) {
+      const tool = tools.get(name);
+      if (!tool) throw new Error(`no tool ${name}`);
+      return tool.execute(`call-${Math.random()}`, params, signal, undefined, {});
+    },
+    /** The reply text of one tool call. */
+    async text(name, params, signal) {
+      const r = await this.run(name, params, signal);
+      if (r.content.length !== 1 || r.content[0].type !== 'text') throw new Error(`unexpected content ${JSON.stringify(r)}`);
+      return r.content[0].text;
+    },
+  };
+}
+
+/** Loads the package entry (index.js) into a fresh fake pi. The environment must be set first. */
+export function loadExtension() {
+  const factory = require(`${root}/index.js`);
+  const pi = fakePi();
+  factory(pi);
+  return pi;
+}
+
+export const native = () => require(`${root}/native.js`);
