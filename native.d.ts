@@ -22,7 +22,10 @@ export declare function callTool(name: string, params?: any | undefined | null, 
  */
 export declare function cancelCall(callId: number): boolean
 
-/** Resolves when every queued conversation row has been written (awaited on `session_shutdown`). */
+/**
+ * Resolves when every queued conversation row has been written and queued diagnostics have
+ * reached stderr (awaited on `session_shutdown`, so pi's exit loses neither).
+ */
 export declare function flushTurnLog(): Promise<void>
 
 /**

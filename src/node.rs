@@ -149,12 +149,14 @@ pub fn log_turn(env: Env, messages: Unknown) -> bool {
     }
 }
 
-/// Resolves when every queued conversation row has been written (awaited on `session_shutdown`).
+/// Resolves when every queued conversation row has been written and queued diagnostics have
+/// reached stderr (awaited on `session_shutdown`, so pi's exit loses neither).
 #[napi]
 pub async fn flush_turn_log() {
     if let Some(voice) = Extension::get().voice.clone() {
         voice.log.flush().await;
     }
+    let _ = tokio::task::spawn_blocking(|| crate::diag::flush(std::time::Duration::from_secs(1))).await;
 }
 
 /// Counters of the process-wide state.

@@ -21,7 +21,7 @@ export function runNode(body, env = {}, { timeoutMs = 20000 } = {}) {
       text: async (name, params) => (await tools.get(name).execute('id', params, undefined, undefined, {})).content[0].text,
       emit: async (event, payload) => { for (const h of handlers.get(event) ?? []) await h(payload, {}); },
     };
-    (async () => { ${body} })().then(
+    (async () => { try { ${body} } finally { await native.flushTurnLog(); } })().then(
       (r) => { process.stderr.write('\\n@@RESULT@@' + JSON.stringify(r ?? null) + '\\n'); },
       (e) => { process.stderr.write('\\n@@ERROR@@' + (e && e.stack || e) + '\\n'); process.exitCode = 1; });
   `;
@@ -36,7 +36,7 @@ export function runNode(body, env = {}, { timeoutMs = 20000 } = {}) {
       clearTimeout(timer);
       const m = stderr.match(/@@RESULT@@(.*)\n/);
       const err = stderr.match(/@@ERROR@@([\s\S]*)$/);
-      resolve({ code, signal, stdout, stderr: stderr.replace(/\n@@(RESULT|ERROR)@@[\s\S]*$/, ''), result: m ? JSON.parse(m[1]) : undefined, error: err?.[1] });
+      resolve({ code, signal, stdout, stderr: stderr.replace(/\n@@RESULT@@.*\n/, '').replace(/\n@@ERROR@@[\s\S]*$/, ''), result: m ? JSON.parse(m[1]) : undefined, error: err?.[1] });
     });
   });
 }

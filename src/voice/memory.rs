@@ -77,7 +77,7 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
     let (namespace, reply) = match review {
         Review::Approved => (format!("person:{id}"), format!("(remembered about {n})")),
         Review::Held(why) => {
-            crate::diag!("remember_person: holding the fact about {n:?} for review ({why})");
+            crate::diag!("remember_person: holding a fact for review ({why})");
             (format!("person_pending:{id}"), "(saved — a grown-up will check that)".to_string())
         }
     };
