@@ -52,7 +52,7 @@ pub fn init() -> NativeStats {
             let brain = voice.brain.clone();
             spawn_blocking(move || {
                 if let Err(e) = brain.warm_up() {
-                    crate::diag!("brain.db unavailable at {}: {e}", brain.path().display());
+                    e.report(&format!("brain.db unavailable at {}", brain.path().display()));
                 }
             });
         });

@@ -57,6 +57,14 @@ impl From<std::io::Error> for BrainError {
 }
 
 impl BrainError {
+    /// Reports this failure on stderr for `what`, except a missing file, which [`Brain`] reports
+    /// once by itself rather than on every call.
+    pub fn report(&self, what: &str) {
+        if !matches!(self, BrainError::Missing(_)) {
+            crate::diag!("{what}: {self}");
+        }
+    }
+
     /// True when another connection held the lock past the busy timeout: worth another try.
     pub fn is_busy(&self) -> bool {
         matches!(self, BrainError::Sqlite(rusqlite::Error::SqliteFailure(e, _))

@@ -18,7 +18,7 @@ pub async fn memory_lookup(v: &Voice, query: &str) -> String {
         Ok(rows) if !rows.is_empty() => rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | "),
         Ok(_) => "(no memories found)".into(),
         Err(e) => {
-            crate::diag!("memory_lookup: {e}");
+            e.report("memory_lookup");
             "(no memories found)".into()
         }
     }
@@ -35,7 +35,7 @@ pub async fn remember(v: &Voice, fact: &str) -> String {
     match v.with_brain(row).await {
         Ok(_) => "(remembered)".into(),
         Err(e) => {
-            crate::diag!("remember: {e}");
+            e.report("remember");
             "(remember failed)".into()
         }
     }
@@ -51,7 +51,7 @@ pub async fn recall_person(v: &Voice, name: &str) -> String {
     let facts = match v.with_brain(move |b| b.person_facts(&id, limit)).await {
         Ok(rows) => rows.iter().map(|c| strip(c)).filter(|c| !c.is_empty()).map(|c| ellipsize(c, SNIPPET_MAX)).collect::<Vec<_>>(),
         Err(e) => {
-            crate::diag!("recall_person: {e}");
+            e.report("recall_person");
             Vec::new()
         }
     };
@@ -86,7 +86,7 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
     match v.with_brain(row).await {
         Ok(_) => reply,
         Err(e) => {
-            crate::diag!("remember_person: {e}");
+            e.report("remember_person");
             "(remember failed)".into()
         }
     }

@@ -157,7 +157,7 @@ impl TurnLog {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 Err(e) => {
-                    crate::diag!("turn log: not written: {e}");
+                    e.report("turn log: not written");
                     return;
                 }
             }
