@@ -1,0 +1,36 @@
+// Builds the native addon for this machine when it is missing or older than its sources.
+// `node scripts/native-build.mjs [--force]`; used by `npm start` and `npm test`.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const triple = { x64: 'linux-x64-gnu', arm64: 'linux-arm64-gnu' }[process.arch] ?? `${process.platform}-${process.arch}`;
+export const binary = path.join(root, `dotty-pi-ext.${triple}.node`);
+
+function newestSource(dir = path.join(root, 'src')) {
+  let newest = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+export function isStale() {
+  if (!fs.existsSync(binary)) return true;
+  const inputs = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'brain-schema.sql'].map((f) => fs.statSync(path.join(root, f)).mtimeMs);
+  return Math.max(newestSource(), ...inputs) > fs.statSync(binary).mtimeMs;
+}
+
+export function ensureBuilt({ force = false } = {}) {
+  if (!force && !isStale()) return false;
+  const t0 = Date.now();
+  process.stderr.write(`building the native addon (${path.basename(binary)})...\n`);
+  execFileSync('npx', ['napi', 'build', '--platform', '--release', '--js', 'native.js', '--dts', 'native.d.ts'], { cwd: root, stdio: ['ignore', 2, 2] });
+  process.stderr.write(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  return true;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) ensureBuilt({ force: process.argv.includes('--force') });

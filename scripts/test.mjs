@@ -1,0 +1,47 @@
+// `npm test`: the whole suite. Builds the addon if needed, then runs the Rust core's tests
+// (`cargo test`, no Node), the vitest contract tests, and the end-to-end tests in the real pi.
+// Ends with one summary line, "N passed, N failed".
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureBuilt, root } from './native-build.mjs';
+
+ensureBuilt();
+let passed = 0, failed = 0;
+const failures = [];
+
+function run(name, cmd, args, parse) {
+  process.stderr.write(`\n=== ${name}: ${cmd} ${args.join(' ')}\n`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 30 });
+  process.stdout.write(r.stdout ?? '');
+  const counts = parse(r.stdout ?? '');
+  passed += counts.passed;
+  failed += counts.failed;
+  if (r.status !== 0 || counts.failed > 0 || counts.passed === 0) failures.push(`${name} (exit ${r.status}, ${counts.passed} passed, ${counts.failed} failed)`);
+}
+
+const cargoCounts = (out) => {
+  const c = { passed: 0, failed: 0 };
+  for (const m of out.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) { c.passed += +m[1]; c.failed += +m[2]; }
+  return c;
+};
+function vitestRun(name, config) {
+  const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vitest-')), 'report.json');
+  run(name, 'npx', ['vitest', 'run', '-c', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], () => {
+    try {
+      const j = JSON.parse(fs.readFileSync(report, 'utf8'));
+      return { passed: j.numPassedTests, failed: j.numFailedTests + (j.numTotalTestSuites > 0 && j.success === false && j.numFailedTests === 0 ? 1 : 0) };
+    } catch {
+      return { passed: 0, failed: 1 };
+    }
+  });
+}
+
+run('rust core', 'cargo', ['test', '--no-default-features'], cargoCounts);
+vitestRun('contract tests', 'vitest.config.mjs');
+if (fs.existsSync(path.join(root, 'vitest.e2e.config.mjs'))) vitestRun('end-to-end tests', 'vitest.e2e.config.mjs');
+
+process.stdout.write(`\n${failures.length ? 'FAILED: ' + failures.join('; ') : 'all suites green'}\n`);
+process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.exit(failures.length ? 1 : 0);
