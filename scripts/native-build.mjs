@@ -24,7 +24,15 @@ export function isStale() {
   return Math.max(newestSource(), ...inputs) > fs.statSync(binary).mtimeMs;
 }
 
+/** Installs the npm dependencies (`npm ci`) when this checkout has none yet. */
+export function ensureDeps() {
+  if (fs.existsSync(path.join(root, 'node_modules/.package-lock.json'))) return;
+  process.stderr.write('installing npm dependencies (npm ci)...\n');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 2, 2] });
+}
+
 export function ensureBuilt({ force = false } = {}) {
+  ensureDeps();
   if (!force && !isStale()) return false;
   const t0 = Date.now();
   process.stderr.write(`building the native addon (${path.basename(binary)})...\n`);
