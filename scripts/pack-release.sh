@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Release shape: copies the built binaries into npm/<triple>/ and `npm pack`s each platform package and the
+# main package into $DIST (default dist/). Fails when a binary is missing, needs glibc > 2.36, or when the
+# versions / optionalDependencies don't line up.
+#   bash scripts/pack-release.sh        (after `npm run build` and `bash scripts/build-arm64.sh`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIST=$(mkdir -p "${DIST:-dist}" && cd "${DIST:-dist}" && pwd)
+TRIPLES=(linux-x64-gnu linux-arm64-gnu)
+fail() { echo "pack-release: FAIL $*" >&2; exit 1; }
+
+bins=()
+for t in "${TRIPLES[@]}"; do
+  b="dotty-pi-ext.$t.node"
+  [ -f "$b" ] || fail "missing $b (x64: npm run build; arm64: bash scripts/build-arm64.sh)"
+  bins+=("$b")
+done
+bash scripts/check-glibc.sh --max "${GLIBC_MAX:-2.36}" "${bins[@]}"
+
+# Same version everywhere, and the main package depends (optionally) on every platform package at it.
+node - "${TRIPLES[@]}" <<'JS' || exit 1
+const main = require('./package.json');
+const problems = [];
+for (const t of process.argv.slice(2)) {
+  const p = require(`./npm/${t}/package.json`);
+  const name = `${main.name}-${t}`;
+  if (p.name !== name) problems.push(`npm/${t}/package.json name ${p.name} != ${name}`);
+  if (p.version !== main.version) problems.push(`npm/${t}/package.json version ${p.version} != ${main.version} (npx napi version syncs them)`);
+  if (p.main !== `${main.napi.binaryName}.${t}.node`) problems.push(`npm/${t}/package.json main ${p.main}`);
+  const want = (main.optionalDependencies || {})[name];
+  if (want !== main.version) problems.push(`package.json optionalDependencies["${name}"] is ${JSON.stringify(want)}, want "${main.version}"`);
+}
+if (problems.length) { console.error('pack-release: FAIL\n  ' + problems.join('\n  ')); process.exit(1); }
+JS
+
+rm -f "$DIST"/*.tgz
+for t in "${TRIPLES[@]}"; do
+  cp "dotty-pi-ext.$t.node" "npm/$t/"
+  (cd "npm/$t" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+done
+npm pack --silent --pack-destination "$DIST" >/dev/null
+
+# What went in: the .node only in its platform tarball, the loader and entry only in the main one.
+version=$(node -p "require('./package.json').version")
+main_tgz="$DIST/dotty-pi-ext-$version.tgz"
+[ -f "$main_tgz" ] || fail "npm pack made no $main_tgz"
+! tar tzf "$main_tgz" | grep -q '\.node$' || fail "$main_tgz contains a .node binary"
+for f in package/index.js package/native.js package/package.json; do tar tzf "$main_tgz" | grep -qx "$f" || fail "$main_tgz lacks $f"; done
+for t in "${TRIPLES[@]}"; do
+  tgz="$DIST/dotty-pi-ext-$t-$version.tgz"
+  tar tzf "$tgz" | grep -qx "package/dotty-pi-ext.$t.node" || fail "$tgz lacks dotty-pi-ext.$t.node"
+done
+ls -l "$DIST"/*.tgz | awk '{print "pack-release: " $5 "\t" $NF}'
