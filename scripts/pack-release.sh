@@ -44,10 +44,13 @@ npm pack --silent --pack-destination "$DIST" >/dev/null
 version=$(node -p "require('./package.json').version")
 main_tgz="$DIST/dotty-pi-ext-$version.tgz"
 [ -f "$main_tgz" ] || fail "npm pack made no $main_tgz"
-! tar tzf "$main_tgz" | grep -q '\.node$' || fail "$main_tgz contains a .node binary"
-for f in package/index.js package/native.js package/package.json; do tar tzf "$main_tgz" | grep -qx "$f" || fail "$main_tgz lacks $f"; done
+# (listings go through a variable: `tar | grep -q` under pipefail fails when grep stops reading early)
+listing=$(tar tzf "$main_tgz")
+! grep -q '\.node$' <<<"$listing" || fail "$main_tgz contains a .node binary"
+for f in package/index.js package/native.js package/package.json; do grep -qx "$f" <<<"$listing" || fail "$main_tgz lacks $f"; done
 for t in "${TRIPLES[@]}"; do
   tgz="$DIST/dotty-pi-ext-$t-$version.tgz"
-  tar tzf "$tgz" | grep -qx "package/dotty-pi-ext.$t.node" || fail "$tgz lacks dotty-pi-ext.$t.node"
+  listing=$(tar tzf "$tgz")
+  grep -qx "package/dotty-pi-ext.$t.node" <<<"$listing" || fail "$tgz lacks dotty-pi-ext.$t.node"
 done
 ls -l "$DIST"/*.tgz | awk '{print "pack-release: " $5 "\t" $NF}'
