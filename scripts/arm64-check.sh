@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Proof on arm64: runs __test__/arm64/smoke.cjs with the arm64 addon under qemu-user and Debian's arm64 Node
+# (sysroot from scripts/arm64-sysroot.sh), against a brain.db fixture made from brain-schema.sql, then checks
+# the rows it wrote from the host side. Fails loudly on any mismatch.
+#   bash scripts/arm64-check.sh [--build]     (--build: run scripts/build-arm64.sh first)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BIN=dotty-pi-ext.linux-arm64-gnu.node
+if [ "${1:-}" = --build ]; then bash scripts/build-arm64.sh; fi
+[ -f "$BIN" ] || { echo "arm64-check: FAIL no $BIN here; run scripts/build-arm64.sh (or pass --build)" >&2; exit 1; }
+readelf -h "$BIN" | grep -q 'Machine: *AArch64' || { echo "arm64-check: FAIL $BIN is not an aarch64 ELF" >&2; exit 1; }
+bash scripts/check-glibc.sh --max "${GLIBC_MAX:-2.36}" "$BIN"
+
+SYSROOT=$(bash scripts/arm64-sysroot.sh)
+work=$(mktemp -d /tmp/dotty-arm64-check.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# A brain.db as ZeroClaw leaves it (schema file, WAL) with one fact in it: the read of an existing db.
+seed='The lighthouse keeper on the hill is called Maud'
+python3 - "$work/brain.db" "$ROOT/brain-schema.sql" "$seed" <<'PY'
+import sqlite3, sys
+db, schema, seed = sys.argv[1:4]
+c = sqlite3.connect(db)
+c.execute("PRAGMA journal_mode=WAL")
+c.executescript(open(schema).read())
+c.execute("INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance) "
+          "VALUES ('00000000-0000-4000-8000-000000000001', 'seed_1', ?, 'core', '2025-01-01T00:00:00Z', "
+          "'2025-01-01T00:00:00Z', 'default', 0.5)", (seed,))
+c.commit(); c.close()
+PY
+
+echo "arm64-check: qemu-aarch64-static + $(cat "$SYSROOT/.complete")"
+t0=$(date +%s%N)
+env -u NODE_OPTIONS QEMU_LD_PREFIX="$SYSROOT" SMOKE_EXPECT_ARCH=arm64 DOTTY_BRAIN_DB="$work/brain.db" SMOKE_SEEDED_FACT="$seed" \
+  qemu-aarch64-static -L "$SYSROOT" "$SYSROOT/usr/bin/node" __test__/arm64/smoke.cjs
+t1=$(date +%s%N)
+
+# What the arm64 process wrote, read back by the host's sqlite: exactly the seed, the fact and the turn.
+python3 - "$work/brain.db" "$seed" <<'PY'
+import sqlite3, sys
+db, seed = sys.argv[1:3]
+rows = sqlite3.connect(db).execute(
+    "SELECT content, category, namespace, importance FROM memories ORDER BY rowid").fetchall()
+want = [
+    (seed, 'core', 'default', 0.5),
+    ('The arm64 smoke test is fond of quokkas', 'core', 'voice', 0.7),
+    ('user: arm64 zebra hello | assistant: yo from qemu', 'conversation', 'voice', 0.3),
+]
+if rows != want:
+    sys.exit(f"arm64-check: FAIL brain.db rows\n  got  {rows}\n  want {want}")
+print(f"arm64-check: brain.db holds exactly the {len(rows)} expected rows")
+PY
+echo "arm64-check: ok (smoke under qemu $(( (t1 - t0) / 1000000 )) ms)"
