@@ -161,7 +161,7 @@ impl McpClient {
                 }
                 Failure { err: e @ McpError::Timeout { .. }, .. } => {
                     self.timeouts.fetch_add(1, Ordering::Relaxed);
-                    crate::diag!("MemPalace: {name} {e}");
+                    crate::diag!("tool {name}: {e}");
                     conn.kill(&format!("killed after a request timed out ({name})"), self.cfg.kill_grace);
                     return Err(e);
                 }
