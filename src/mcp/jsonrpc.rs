@@ -202,7 +202,7 @@ impl SseParser {
         }
         if let Some(rest) = line.strip_prefix(b"data") {
             let value = match rest.first() {
-                None => &rest[..],
+                None => rest,
                 Some(b':') => rest[1..].strip_prefix(b" ").unwrap_or(&rest[1..]),
                 Some(_) => return, // a field named e.g. "dataX"
             };
