@@ -1,0 +1,459 @@
+//! [`McpClient`]: the supervisor and the public API. The same rules for both transports:
+//!
+//! - one handshake at a time (`connecting`), shared by every concurrent caller;
+//! - a request that times out is rejected, its connection killed (SIGTERM, SIGKILL after the
+//!   grace) and every other request on it rejected;
+//! - the next call starts a new connection after a capped, doubling backoff, and a call whose
+//!   request surely never reached the server is retried once on it;
+//! - `max_respawns` respawns at most; the budget resets on any successful JSON-RPC response; when
+//!   it is used up the client is latched down and every call fails at once;
+//! - 401/403 and configuration errors are latched at once: no respawn can fix them.
+
+use super::config::McpConfig;
+use super::error::McpError;
+use super::http;
+use super::stdio;
+use super::transport::{cancelled, Conn, Failure};
+use super::KNOWN_PROTOCOL_VERSIONS;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{oneshot, watch};
+
+/// One MCP tool as `tools/list` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: Option<String>,
+    /// The tool's JSON Schema, unchanged.
+    pub input_schema: Value,
+}
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    /// MCP content blocks, unchanged.
+    pub content: Vec<Value>,
+    /// The server's `isError` flag (the tool failed; the server is fine).
+    pub is_error: bool,
+}
+
+/// Counters for tests and diagnostics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct McpStats {
+    /// Connections started: child spawns (stdio) or session handshakes (HTTP).
+    pub spawns: u64,
+    /// Of those, the ones that were respawns (after a crash, stall or failed start).
+    pub respawns: u64,
+    /// `tools/call` requests sent.
+    pub calls: u64,
+    /// Requests (and handshakes) that timed out.
+    pub timeouts: u64,
+    /// The current child's pid (stdio), if one is running or starting.
+    pub child_pid: Option<u32>,
+    /// A handshake has completed on the current connection and it is alive.
+    pub connected: bool,
+    /// Latched down (budget used up, or a 401/403/configuration error).
+    pub down: bool,
+}
+
+/// An MCP client for MemPalace with timeouts, stall-kill and bounded self-heal. `Send + Sync`;
+/// share it as `Arc<McpClient>`. Call [`McpClient::shutdown`] before dropping it: dropping also
+/// stops the child, but without waiting.
+pub struct McpClient {
+    cfg: McpConfig,
+    /// std `Mutex`: short sections only, never held across an `.await`.
+    state: Mutex<State>,
+    /// tokio `Mutex`: held across a whole handshake so concurrent callers wait for it, not race it.
+    connecting: tokio::sync::Mutex<()>,
+    closed: watch::Sender<bool>,
+    http: std::sync::OnceLock<reqwest::Client>,
+    warned_plain_http: AtomicBool,
+    spawns: AtomicU64,
+    respawns: AtomicU64,
+    calls: AtomicU64,
+    timeouts: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    conn: Option<Arc<Conn>>,
+    /// The handshake on `conn` has completed.
+    ready: bool,
+    tools: Vec<ToolInfo>,
+    /// Respawns since the last successful response.
+    respawns_used: u32,
+    /// A connection was attempted before: the next attempt is a respawn.
+    attempted: bool,
+    latched: Option<McpError>,
+}
+
+impl McpClient {
+    /// A client for `cfg`. No I/O: nothing starts until [`connect`](Self::connect) or a call.
+    pub fn new(cfg: McpConfig) -> Arc<McpClient> {
+        Arc::new(McpClient {
+            cfg,
+            state: Mutex::new(State::default()),
+            connecting: tokio::sync::Mutex::new(()),
+            closed: watch::channel(false).0,
+            http: std::sync::OnceLock::new(),
+            warned_plain_http: AtomicBool::new(false),
+            spawns: AtomicU64::new(0),
+            respawns: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+            timeouts: AtomicU64::new(0),
+        })
+    }
+
+    /// The configuration this client runs with.
+    pub fn config(&self) -> &McpConfig {
+        &self.cfg
+    }
+
+    fn st(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_closed(&self) -> bool {
+        *self.closed.borrow()
+    }
+
+    /// Connects (handshake bounded by the init timeout, then `tools/list` with every page) and
+    /// returns the tools. Idempotent: when connected, returns the tools of that handshake.
+    pub async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
+        self.ready().await?;
+        Ok(self.st().tools.clone())
+    }
+
+    /// Calls a tool. Waits for a connection in progress (up to the init timeout); starts or
+    /// restarts the server when needed. `cancel` firing stops the wait and sends
+    /// `notifications/cancelled`; a dropped sender means "never cancelled".
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        cancel: Option<oneshot::Receiver<()>>,
+    ) -> Result<CallResult, McpError> {
+        let mut cancel = cancel;
+        let args = if args.is_null() { json!({}) } else { args };
+        let mut retried = false;
+        loop {
+            let conn = tokio::select! {
+                r = self.ready() => r?,
+                _ = cancelled(&mut cancel) => return Err(McpError::Cancelled),
+            };
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            let params = json!({"name": name, "arguments": args.clone()});
+            let failure = match conn.request("tools/call", params, self.cfg.timeout, &mut cancel).await {
+                Ok(v) => {
+                    self.on_success();
+                    return parse_call_result(v);
+                }
+                Err(f) => f,
+            };
+            if self.is_closed() {
+                return Err(McpError::Closed);
+            }
+            match failure {
+                Failure { err: e @ McpError::Rpc { .. }, .. } => {
+                    self.on_success();
+                    return Err(e);
+                }
+                Failure { err: e @ McpError::Timeout { .. }, .. } => {
+                    self.timeouts.fetch_add(1, Ordering::Relaxed);
+                    crate::diag!("tool {name}: {e}");
+                    conn.kill(&format!("killed after a request timed out ({name})"), self.cfg.kill_grace);
+                    return Err(e);
+                }
+                Failure { err: e @ McpError::Crashed(_), sent } => {
+                    conn.kill(&e.to_string(), self.cfg.kill_grace);
+                    if !sent && !retried {
+                        retried = true;
+                        continue;
+                    }
+                    return Err(e);
+                }
+                Failure { err, .. } => {
+                    if err.is_fatal() {
+                        self.latch(err.clone());
+                    }
+                    return Err(err);
+                }
+            }
+        }
+    }
+
+    /// Stops the server and waits until it is gone: closes stdin, SIGTERM, SIGKILL after the grace
+    /// (HTTP: DELETEs the session). Every later call fails with [`McpError::Closed`].
+    pub async fn shutdown(&self) {
+        self.closed.send_replace(true);
+        // A handshake in progress sees `closed` and gives up; its connection is in `state`.
+        let _g = self.connecting.lock().await;
+        let conn = {
+            let mut st = self.st();
+            st.ready = false;
+            st.conn.take()
+        };
+        if let Some(c) = conn {
+            c.terminate(self.cfg.kill_grace).await;
+        }
+    }
+
+    /// Counters and the current child's pid.
+    pub fn stats(&self) -> McpStats {
+        let st = self.st();
+        McpStats {
+            spawns: self.spawns.load(Ordering::Relaxed),
+            respawns: self.respawns.load(Ordering::Relaxed),
+            calls: self.calls.load(Ordering::Relaxed),
+            timeouts: self.timeouts.load(Ordering::Relaxed),
+            child_pid: st.conn.as_ref().filter(|c| !c.is_dead()).and_then(|c| c.pid()),
+            connected: st.ready && st.conn.as_ref().is_some_and(|c| !c.is_dead()),
+            down: st.latched.is_some(),
+        }
+    }
+
+    fn on_success(&self) {
+        self.st().respawns_used = 0;
+    }
+
+    fn latch(&self, e: McpError) {
+        let mut st = self.st();
+        if st.latched.is_none() {
+            crate::diag!("MemPalace palace tools are off until pi restarts: {e}");
+            st.latched = Some(e);
+        }
+    }
+
+    /// A live, handshaken connection: the current one, or a new one.
+    async fn ready(&self) -> Result<Arc<Conn>, McpError> {
+        {
+            let st = self.st();
+            if self.is_closed() {
+                return Err(McpError::Closed);
+            }
+            if let Some(e) = &st.latched {
+                return Err(e.clone());
+            }
+            if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
+                return Ok(c.clone());
+            }
+        }
+        let mut closed = self.closed.subscribe();
+        let init = self.cfg.init_timeout;
+        let work = async {
+            let guard = match init {
+                Some(d) => tokio::time::timeout(d, self.connecting.lock())
+                    .await
+                    .map_err(|_| McpError::Timeout { ms: d.as_millis() as u64, method: "connect (waiting for the handshake)".into() })?,
+                None => self.connecting.lock().await,
+            };
+            let r = self.establish().await;
+            drop(guard);
+            r
+        };
+        tokio::select! {
+            r = work => r,
+            _ = closed.wait_for(|c| *c) => Err(McpError::Closed),
+        }
+    }
+
+    /// Runs with `connecting` held: start (or respawn) until a handshake succeeds, the budget is
+    /// used up, or a fatal error.
+    async fn establish(&self) -> Result<Arc<Conn>, McpError> {
+        let max = self.cfg.max_respawns;
+        let mut attempts = 0u32;
+        let mut last: Option<McpError> = None;
+        loop {
+            let (old, backoff) = {
+                let mut st = self.st();
+                if self.is_closed() {
+                    return Err(McpError::Closed);
+                }
+                if let Some(e) = &st.latched {
+                    return Err(e.clone());
+                }
+                if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
+                    return Ok(c.clone()); // another caller connected while we waited
+                }
+                let old = st.conn.take();
+                st.ready = false;
+                let mut backoff = None;
+                if st.attempted {
+                    let last_text = last.as_ref().map_or_else(|| "the server stopped".to_string(), ToString::to_string);
+                    if st.respawns_used >= max {
+                        let e = McpError::Down { respawns: st.respawns_used, last: last_text };
+                        drop(st);
+                        self.latch(e.clone());
+                        return Err(e);
+                    }
+                    if attempts > max {
+                        // The budget keeps being reset by a server that answers and then dies:
+                        // stop this call here, the next one tries again.
+                        return Err(last.unwrap_or(McpError::Crashed(last_text)));
+                    }
+                    backoff = Some(self.cfg.backoff(st.respawns_used));
+                    st.respawns_used += 1;
+                    self.respawns.fetch_add(1, Ordering::Relaxed);
+                }
+                st.attempted = true;
+                (old, backoff)
+            };
+            // The palace is single-writer: the old child must be gone before the next one opens it.
+            if let Some(old) = old {
+                old.terminate(self.cfg.kill_grace).await;
+            }
+            if let Some(b) = backoff {
+                tokio::time::sleep(b).await;
+            }
+            attempts += 1;
+            self.spawns.fetch_add(1, Ordering::Relaxed);
+            let conn = match self.open() {
+                Ok(c) => Arc::new(c),
+                Err(e) if e.is_fatal() => {
+                    self.latch(e.clone());
+                    return Err(e);
+                }
+                Err(e) => {
+                    crate::diag!("MemPalace did not start: {e}");
+                    last = Some(e);
+                    continue;
+                }
+            };
+            {
+                let mut st = self.st();
+                st.conn = Some(conn.clone());
+                st.ready = false;
+            }
+            let outcome = match self.cfg.init_timeout {
+                Some(d) => tokio::time::timeout(d, self.handshake(&conn)).await.unwrap_or_else(|_| {
+                    self.timeouts.fetch_add(1, Ordering::Relaxed);
+                    Err(McpError::Timeout { ms: d.as_millis() as u64, method: "initialize + tools/list".into() })
+                }),
+                None => self.handshake(&conn).await,
+            };
+            match outcome {
+                Ok(tools) => {
+                    let mut st = self.st();
+                    st.tools = tools;
+                    st.ready = true;
+                    st.respawns_used = 0;
+                    return Ok(conn);
+                }
+                Err(e) => {
+                    conn.kill(&format!("handshake failed: {e}"), self.cfg.kill_grace);
+                    if e.is_fatal() {
+                        self.latch(e.clone());
+                        return Err(e);
+                    }
+                    crate::diag!("MemPalace handshake failed: {e}");
+                    last = Some(e);
+                }
+            }
+        }
+    }
+
+    fn open(&self) -> Result<Conn, McpError> {
+        if self.cfg.remote_url.is_none() {
+            return stdio::spawn(&self.cfg).map(Conn::Stdio);
+        }
+        let client = self.http.get_or_init(|| crate::services::client(None)).clone();
+        let conn = http::open(&self.cfg, client)?;
+        if let (Some(_), Ok(url)) = (&self.cfg.remote_token, reqwest::Url::parse(self.cfg.remote_url.as_deref().unwrap_or_default())) {
+            if url.scheme() == "http" && !http::is_loopback(&url) && !self.warned_plain_http.swap(true, Ordering::Relaxed) {
+                crate::diag!(
+                    "warning: MEMPALACE_REMOTE_TOKEN is sent over plain http:// to {}; anyone on that network path can read it (use https or a loopback/docker0 address you trust)",
+                    url.host_str().unwrap_or("?")
+                );
+            }
+        }
+        Ok(Conn::Http(conn))
+    }
+
+    /// `initialize`, `notifications/initialized`, then `tools/list` following `nextCursor`.
+    async fn handshake(&self, conn: &Conn) -> Result<Vec<ToolInfo>, McpError> {
+        let mut none = None;
+        let init = conn.request("initialize", http::initialize_params(), None, &mut none).await.map_err(|f| f.err)?;
+        let version = init.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+        if !KNOWN_PROTOCOL_VERSIONS.contains(&version) {
+            crate::diag!("MemPalace answered protocolVersion {version:?}, which this client does not know; continuing");
+        }
+        conn.set_protocol(if version.is_empty() { super::PROTOCOL_VERSION } else { version });
+        conn.notify("notifications/initialized", None).await?;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _page in 0..1000 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = conn.request("tools/list", params, None, &mut none).await.map_err(|f| f.err)?;
+            for t in page.get("tools").and_then(Value::as_array).cloned().unwrap_or_default() {
+                match parse_tool(t) {
+                    Some(t) => tools.push(t),
+                    None => crate::diag!("MemPalace listed a tool without a name; skipped"),
+                }
+            }
+            cursor = page.get("nextCursor").and_then(Value::as_str).filter(|c| !c.is_empty()).map(String::from);
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+        Err(McpError::Protocol("tools/list kept returning nextCursor (1000 pages)".into()))
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        // Without shutdown(): the connection's own drop stops the child (its reaper task sends
+        // SIGTERM, and `kill_on_drop` covers a runtime that is gone).
+        self.closed.send_replace(true);
+    }
+}
+
+fn parse_tool(mut t: Value) -> Option<ToolInfo> {
+    let name = t.get("name")?.as_str()?.to_string();
+    let description = t.get("description").and_then(Value::as_str).map(String::from);
+    let input_schema = match t.get_mut("inputSchema").map(Value::take) {
+        Some(s) if !s.is_null() => s,
+        _ => json!({"type": "object", "properties": {}}),
+    };
+    Some(ToolInfo { name, description, input_schema })
+}
+
+fn parse_call_result(mut v: Value) -> Result<CallResult, McpError> {
+    if !v.is_object() {
+        return Err(McpError::Protocol("tools/call result is not an object".into()));
+    }
+    let content = match v.get_mut("content").map(Value::take) {
+        Some(Value::Array(a)) => a,
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err(McpError::Protocol("tools/call result content is not an array".into())),
+    };
+    let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    Ok(CallResult { content, is_error })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_results_and_tools_parse() {
+        let r = parse_call_result(json!({"content": [{"type": "text", "text": "hi"}], "isError": true})).unwrap();
+        assert_eq!(r, CallResult { content: vec![json!({"type": "text", "text": "hi"})], is_error: true });
+        assert_eq!(parse_call_result(json!({})).unwrap(), CallResult { content: vec![], is_error: false });
+        assert!(parse_call_result(json!({"content": "x"})).is_err());
+        let t = parse_tool(json!({"name": "a", "inputSchema": {"type": "object", "required": ["x"]}})).unwrap();
+        assert_eq!(t.input_schema, json!({"type": "object", "required": ["x"]}));
+        assert_eq!(t.description, None);
+        assert!(parse_tool(json!({"description": "no name"})).is_none());
+    }
+
+    #[test]
+    fn client_is_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<McpClient>();
+        check::<Arc<McpClient>>();
+    }
+}

@@ -1,0 +1,219 @@
+//! Environment → [`McpConfig`]. Names and defaults are part of the interface
+//! (`../shared/contracts/mempalace-bridge.md`); a malformed value gives a warning and the default.
+
+use crate::config::Secret;
+use std::time::Duration;
+
+/// How to reach MemPalace and how patient to be with it.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// `MEMPALACE_MCP_BIN`, default `mempalace-mcp`: the stdio server command.
+    pub bin: String,
+    /// `MEMPALACE_MCP_ARGS`, split on whitespace.
+    pub args: Vec<String>,
+    /// Extra environment for the stdio child on top of the inherited one (tests use it; the
+    /// bridge passes none). `MEMPALACE_REMOTE_TOKEN` is removed from the child's environment
+    /// whatever this says.
+    pub child_env: Vec<(String, String)>,
+    /// `MEMPALACE_REMOTE_URL`: when set, no child; MCP Streamable HTTP to this URL.
+    pub remote_url: Option<String>,
+    /// `MEMPALACE_REMOTE_TOKEN`, sent as `Authorization: Bearer <token>`. Never logged.
+    pub remote_token: Option<Secret>,
+    /// `MEMPALACE_MCP_TIMEOUT_MS` (default 60000; 0 → `None` = no timeout): every request after
+    /// the handshake.
+    pub timeout: Option<Duration>,
+    /// `MEMPALACE_MCP_INIT_TIMEOUT_MS` (default 300000; 0 → `None`): `initialize` + `tools/list`.
+    pub init_timeout: Option<Duration>,
+    /// `MEMPALACE_MCP_MAX_RESPAWNS` (default 2; 0 = fail-fast latch).
+    pub max_respawns: u32,
+    /// `MEMPALACE_MCP_RESPAWN_BACKOFF_MS` (default 1000): the first backoff, doubled per attempt.
+    pub respawn_backoff: Duration,
+    /// Upper bound of the doubled backoff (30 s).
+    pub backoff_cap: Duration,
+    /// SIGTERM → SIGKILL grace when a child is stopped (2 s).
+    pub kill_grace: Duration,
+    /// `MEMPALACE_EXT_DEBUG=1`: the server's stderr lines go to our stderr (prefixed); else drained.
+    pub debug: bool,
+}
+
+pub const DEFAULT_BIN: &str = "mempalace-mcp";
+pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+pub const DEFAULT_INIT_TIMEOUT_MS: u64 = 300_000;
+pub const DEFAULT_MAX_RESPAWNS: u32 = 2;
+pub const DEFAULT_RESPAWN_BACKOFF_MS: u64 = 1000;
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            bin: DEFAULT_BIN.into(),
+            args: Vec::new(),
+            child_env: Vec::new(),
+            remote_url: None,
+            remote_token: None,
+            timeout: Some(Duration::from_millis(DEFAULT_TIMEOUT_MS)),
+            init_timeout: Some(Duration::from_millis(DEFAULT_INIT_TIMEOUT_MS)),
+            max_respawns: DEFAULT_MAX_RESPAWNS,
+            respawn_backoff: Duration::from_millis(DEFAULT_RESPAWN_BACKOFF_MS),
+            backoff_cap: Duration::from_secs(30),
+            kill_grace: Duration::from_secs(2),
+            debug: false,
+        }
+    }
+}
+
+impl McpConfig {
+    /// Builds the configuration from `get` (the process environment in production), returning one
+    /// warning per malformed value. Warnings never quote the token or the URL (it may carry
+    /// credentials).
+    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        let text = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let mut num = |name: &str, default: u64| -> u64 {
+            match text(name) {
+                None => default,
+                Some(raw) => raw.parse::<u64>().unwrap_or_else(|_| {
+                    warnings.push(format!("{name}={raw:?} is not a whole number ≥ 0; using the default {default}"));
+                    default
+                }),
+            }
+        };
+        let ms_or_none = |v: u64| (v > 0).then(|| Duration::from_millis(v));
+        let timeout = ms_or_none(num("MEMPALACE_MCP_TIMEOUT_MS", DEFAULT_TIMEOUT_MS));
+        let init_timeout = ms_or_none(num("MEMPALACE_MCP_INIT_TIMEOUT_MS", DEFAULT_INIT_TIMEOUT_MS));
+        let max_respawns = num("MEMPALACE_MCP_MAX_RESPAWNS", DEFAULT_MAX_RESPAWNS as u64).min(u32::MAX as u64) as u32;
+        let respawn_backoff = Duration::from_millis(num("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", DEFAULT_RESPAWN_BACKOFF_MS));
+        let remote_url = text("MEMPALACE_REMOTE_URL");
+        if let Some(u) = &remote_url {
+            if !matches!(reqwest::Url::parse(u), Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some()) {
+                // Not a silent fallback to a local palace: the user meant a remote one.
+                warnings.push("MEMPALACE_REMOTE_URL is not an http(s) URL with a host; the palace stays unreachable".into());
+            }
+        }
+        let cfg = McpConfig {
+            bin: text("MEMPALACE_MCP_BIN").unwrap_or_else(|| DEFAULT_BIN.into()),
+            args: get("MEMPALACE_MCP_ARGS").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default(),
+            remote_url,
+            remote_token: get("MEMPALACE_REMOTE_TOKEN").map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).map(Secret::new),
+            timeout,
+            init_timeout,
+            max_respawns,
+            respawn_backoff,
+            debug: text("MEMPALACE_EXT_DEBUG").as_deref() == Some("1"),
+            ..McpConfig::default()
+        };
+        (cfg, warnings)
+    }
+
+    /// The configuration of this process, from its environment.
+    pub fn from_env() -> (Self, Vec<String>) {
+        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+    }
+
+    /// The backoff before respawn attempt `n` (0-based): `respawn_backoff · 2ⁿ`, capped.
+    pub fn backoff(&self, n: u32) -> Duration {
+        let factor = 1u32.checked_shl(n.min(31)).unwrap_or(u32::MAX);
+        self.respawn_backoff.saturating_mul(factor).min(self.backoff_cap)
+    }
+
+    /// A short, token-free description of the server ("`mempalace-mcp --palace /p`" or the URL
+    /// without credentials), for messages and cache keys.
+    pub fn target(&self) -> String {
+        match &self.remote_url {
+            Some(u) => match reqwest::Url::parse(u) {
+                Ok(mut p) => {
+                    let _ = p.set_password(None);
+                    let _ = p.set_username("");
+                    p.to_string()
+                }
+                Err(_) => "<invalid MEMPALACE_REMOTE_URL>".into(),
+            },
+            None => std::iter::once(self.bin.as_str()).chain(self.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" "),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(vars: &[(&str, &str)]) -> (McpConfig, Vec<String>) {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        McpConfig::from_lookup(&move |k: &str| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let (c, w) = cfg(&[]);
+        assert!(w.is_empty());
+        assert_eq!(c.bin, "mempalace-mcp");
+        assert!(c.args.is_empty());
+        assert_eq!(c.remote_url, None);
+        assert!(c.remote_token.is_none());
+        assert_eq!(c.timeout, Some(Duration::from_millis(60_000)));
+        assert_eq!(c.init_timeout, Some(Duration::from_millis(300_000)));
+        assert_eq!(c.max_respawns, 2);
+        assert_eq!(c.respawn_backoff, Duration::from_millis(1000));
+        assert!(!c.debug);
+    }
+
+    #[test]
+    fn overrides_zero_means_none_and_args_split() {
+        let (c, w) = cfg(&[
+            ("MEMPALACE_MCP_BIN", "/opt/mp/bin/mempalace-mcp"),
+            ("MEMPALACE_MCP_ARGS", "  --palace /p   --read-only "),
+            ("MEMPALACE_MCP_TIMEOUT_MS", "0"),
+            ("MEMPALACE_MCP_INIT_TIMEOUT_MS", "0"),
+            ("MEMPALACE_MCP_MAX_RESPAWNS", "0"),
+            ("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", "250"),
+            ("MEMPALACE_EXT_DEBUG", "1"),
+            ("MEMPALACE_REMOTE_URL", "http://172.17.0.1:8765/mcp"),
+            ("MEMPALACE_REMOTE_TOKEN", "s3cret"),
+        ]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.bin, "/opt/mp/bin/mempalace-mcp");
+        assert_eq!(c.args, ["--palace", "/p", "--read-only"]);
+        assert_eq!((c.timeout, c.init_timeout, c.max_respawns), (None, None, 0));
+        assert_eq!(c.respawn_backoff, Duration::from_millis(250));
+        assert!(c.debug);
+        assert_eq!(c.remote_url.as_deref(), Some("http://172.17.0.1:8765/mcp"));
+        assert_eq!(c.remote_token.as_ref().map(Secret::expose), Some("s3cret"));
+        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn malformed_values_warn_and_use_defaults() {
+        let (c, w) = cfg(&[
+            ("MEMPALACE_MCP_TIMEOUT_MS", "soon"),
+            ("MEMPALACE_MCP_INIT_TIMEOUT_MS", "-1"),
+            ("MEMPALACE_MCP_MAX_RESPAWNS", "2.5"),
+            ("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", "1e3"),
+            ("MEMPALACE_EXT_DEBUG", "yes"),
+            ("MEMPALACE_REMOTE_URL", "user:pw@ftp//nowhere"),
+            ("MEMPALACE_REMOTE_TOKEN", "s3cret"),
+        ]);
+        assert_eq!(w.len(), 5, "{w:?}");
+        assert!(w.iter().all(|l| !l.contains("s3cret") && !l.contains(":pw@")));
+        assert_eq!(c.timeout, Some(Duration::from_millis(60_000)));
+        assert_eq!(c.init_timeout, Some(Duration::from_millis(300_000)));
+        assert_eq!(c.max_respawns, 2);
+        assert_eq!(c.respawn_backoff, Duration::from_millis(1000));
+        assert!(!c.debug);
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let c = McpConfig::default();
+        let b: Vec<u64> = (0..8).map(|n| c.backoff(n).as_millis() as u64).collect();
+        assert_eq!(b, [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+        assert_eq!(c.backoff(200), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn target_hides_url_credentials() {
+        let c = McpConfig { remote_url: Some("http://u:pw@h:1/mcp".into()), ..McpConfig::default() };
+        assert_eq!(c.target(), "http://h:1/mcp");
+        let c = McpConfig { args: vec!["--palace".into(), "/p".into()], ..McpConfig::default() };
+        assert_eq!(c.target(), "mempalace-mcp --palace /p");
+    }
+}

@@ -1,0 +1,332 @@
+//! The MCP Streamable HTTP transport: every message is a POST; the reply is a JSON body or an SSE
+//! stream. `Mcp-Session-Id` is kept and resent; a 404 on a session re-initializes once.
+//!
+//! The bearer token lives only in a sensitive `HeaderValue`; every text that leaves this module
+//! (errors, diagnostics) goes through `scrub`, so even a server echoing it can't leak it.
+
+use super::config::McpConfig;
+use super::error::McpError;
+use super::jsonrpc::{self, Incoming, SseParser};
+use super::transport::{cancelled, died, sleep_opt, Failure};
+use super::{MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+use crate::config::Secret;
+use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::StatusCode;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+pub(crate) struct HttpConn {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    auth: Option<HeaderValue>,
+    token: Option<Secret>,
+    /// std `Mutex`es: read or replaced between awaits, never held across one.
+    session: Mutex<Option<String>>,
+    protocol: Mutex<Option<String>>,
+    next_id: AtomicU64,
+    dead: watch::Sender<Option<String>>,
+    debug: bool,
+}
+
+/// True for `localhost`, 127.0.0.0/8 and ::1.
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+}
+
+pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn, McpError> {
+    let raw = cfg.remote_url.as_deref().unwrap_or_default();
+    let url = reqwest::Url::parse(raw)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+        .ok_or_else(|| McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()))?;
+    let auth = match &cfg.remote_token {
+        Some(t) => {
+            let mut v = HeaderValue::from_str(&format!("Bearer {}", t.expose()))
+                .map_err(|_| McpError::Config("MEMPALACE_REMOTE_TOKEN contains characters a header can't carry".into()))?;
+            v.set_sensitive(true);
+            Some(v)
+        }
+        None => None,
+    };
+    Ok(HttpConn {
+        inner: Arc::new(Inner {
+            client,
+            url,
+            auth,
+            token: cfg.remote_token.clone(),
+            session: Mutex::new(None),
+            protocol: Mutex::new(None),
+            next_id: AtomicU64::new(1),
+            dead: watch::channel(None).0,
+            debug: cfg.debug,
+        }),
+    })
+}
+
+impl HttpConn {
+    pub fn is_dead(&self) -> bool {
+        self.inner.dead.borrow().is_some()
+    }
+
+    pub fn set_protocol(&self, v: &str) {
+        *self.inner.protocol.lock().unwrap_or_else(|e| e.into_inner()) = Some(v.to_string());
+    }
+
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+        cancel: &mut Option<oneshot::Receiver<()>>,
+    ) -> Result<Value, Failure> {
+        let inner = &self.inner;
+        let mut dead = inner.dead.subscribe();
+        if let Some(r) = inner.dead.borrow().clone() {
+            return Err(Failure::not_sent(McpError::Crashed(r)));
+        }
+        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let msg = jsonrpc::request(id, method, params);
+        tokio::select! {
+            biased;
+            r = inner.exchange(&msg, id) => r,
+            r = died(&mut dead) => Err(Failure::sent(McpError::Crashed(r))),
+            _ = sleep_opt(timeout) => {
+                self.spawn_cancel(id, "timed out");
+                let ms = timeout.map_or(0, |d| d.as_millis() as u64);
+                Err(Failure::sent(McpError::Timeout { ms, method: method.to_string() }))
+            }
+            _ = cancelled(cancel) => {
+                self.spawn_cancel(id, "cancelled by the caller");
+                Err(Failure::sent(McpError::Cancelled))
+            }
+        }
+    }
+
+    /// `notifications/cancelled` in the background, bounded: the caller is not kept waiting.
+    fn spawn_cancel(&self, id: u64, reason: &'static str) {
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(Duration::from_secs(5), inner.round_trip(&jsonrpc::cancelled(id, reason), None)).await;
+        });
+    }
+
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        self.inner.round_trip(&jsonrpc::notification(method, params), None).await.map(|_| ()).map_err(|f| f.err)
+    }
+
+    pub fn kill(&self, reason: &str) {
+        self.inner.die(reason.to_string());
+        let inner = self.inner.clone();
+        tokio::spawn(async move { inner.delete_session(Duration::from_secs(2)).await });
+    }
+
+    pub async fn terminate(&self, grace: Duration) {
+        self.inner.die("the client closed the session".into());
+        self.inner.delete_session(grace).await;
+    }
+}
+
+impl Inner {
+    fn die(&self, reason: String) {
+        self.dead.send_if_modified(|d| {
+            if d.is_none() {
+                *d = Some(reason);
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    fn session(&self) -> Option<String> {
+        self.session.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Removes the token from any text that leaves this module.
+    fn scrub(&self, s: String) -> String {
+        match &self.token {
+            Some(t) if !t.expose().is_empty() => s.replace(t.expose(), "<redacted>"),
+            _ => s,
+        }
+    }
+
+    fn post(&self, msg: &Value) -> reqwest::RequestBuilder {
+        let mut req = self
+            .client
+            .post(self.url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(serde_json::to_vec(msg).unwrap_or_default());
+        if let Some(a) = &self.auth {
+            req = req.header(AUTHORIZATION, a.clone());
+        }
+        if let Some(s) = self.session() {
+            req = req.header(SESSION_HEADER, s);
+        }
+        if let Some(p) = self.protocol.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            req = req.header("mcp-protocol-version", p);
+        }
+        req
+    }
+
+    /// One request with the expired-session rule: a 404 while we hold a session id means the
+    /// server forgot it; initialize again once and resend.
+    async fn exchange(&self, msg: &Value, id: u64) -> Result<Value, Failure> {
+        let had_session = self.session().is_some();
+        match self.round_trip(msg, Some(id)).await {
+            Err(Failure { err: McpError::Http { status: 404, .. }, .. }) if had_session => {
+                if self.debug {
+                    crate::diag!("MemPalace session expired (HTTP 404); initializing a new one");
+                }
+                *self.session.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                let init_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                let init = jsonrpc::request(init_id, "initialize", initialize_params());
+                self.round_trip(&init, Some(init_id)).await?;
+                self.round_trip(&jsonrpc::notification("notifications/initialized", None), None).await?;
+                self.round_trip(msg, Some(id)).await.map(Option::unwrap_or_default)
+            }
+            r => r.map(Option::unwrap_or_default),
+        }
+    }
+
+    /// POSTs one message. For a request (`id` given) reads the reply; for a notification accepts
+    /// any 2xx (202 is the norm).
+    async fn round_trip(&self, msg: &Value, id: Option<u64>) -> Result<Option<Value>, Failure> {
+        let resp = self.post(msg).send().await.map_err(|e| {
+            let why = self.scrub(crate::diag::root_cause(&e));
+            let err = McpError::Crashed(format!("cannot reach {}: {why}", self.url));
+            if e.is_connect() {
+                Failure::not_sent(err)
+            } else {
+                Failure::sent(err)
+            }
+        })?;
+        if let Some(s) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+            *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.to_string());
+        }
+        let status = resp.status();
+        if !status.is_success() {
+            let body = self.scrub(read_capped(resp, 4096).await.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default());
+            return Err(Failure::sent(match status {
+                StatusCode::UNAUTHORIZED => McpError::Unauthorized,
+                StatusCode::FORBIDDEN => McpError::Forbidden,
+                s if s.is_server_error() => McpError::Crashed(format!("HTTP {}: {}", s.as_u16(), crate::text::take(body.trim(), 200))),
+                s => McpError::Http { status: s.as_u16(), body },
+            }));
+        }
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return Err(Failure::sent(McpError::Protocol(format!(
+                "HTTP {} without a reply to request {id} (a GET event stream is not supported)",
+                status.as_u16()
+            ))));
+        }
+        let is_sse = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+        if is_sse {
+            self.read_sse(resp, id).await.map(Some)
+        } else {
+            let body = read_capped(resp, MAX_MESSAGE_BYTES).await.map_err(|e| Failure::sent(McpError::Crashed(self.scrub(e))))?;
+            let v: Value = serde_json::from_slice(&body).map_err(|e| Failure::sent(McpError::Protocol(format!("the reply is not JSON ({e})"))))?;
+            let msgs = match v {
+                Value::Array(a) => a,
+                v => vec![v],
+            };
+            for m in msgs {
+                if let Some(r) = self.match_reply(m, id) {
+                    return r.map(Some);
+                }
+            }
+            Err(Failure::sent(McpError::Protocol(format!("the reply holds no response to request {id}"))))
+        }
+    }
+
+    /// `Some` when `m` is the reply to `id`.
+    fn match_reply(&self, m: Value, id: u64) -> Option<Result<Value, Failure>> {
+        match jsonrpc::classify(m) {
+            Incoming::Response { id: got, outcome } if got == id => Some(outcome.map_err(|e| {
+                Failure::sent(McpError::Rpc { code: e.code, message: self.scrub(e.message), data: e.data })
+            })),
+            other => {
+                if self.debug {
+                    crate::diag!("MemPalace (HTTP) sent a message we don't wait for: {other:?}");
+                }
+                None
+            }
+        }
+    }
+
+    async fn read_sse(&self, mut resp: reqwest::Response, id: u64) -> Result<Value, Failure> {
+        let mut parser = SseParser::new(MAX_MESSAGE_BYTES);
+        loop {
+            let chunk = resp.chunk().await.map_err(|e| Failure::sent(McpError::Crashed(self.scrub(crate::diag::root_cause(&e)))))?;
+            let events = match &chunk {
+                Some(c) => parser.feed(c).map_err(|e| Failure::sent(McpError::Protocol(e)))?,
+                None => parser.finish(),
+            };
+            for data in events {
+                match serde_json::from_str::<Value>(&data) {
+                    Ok(m) => {
+                        if let Some(r) = self.match_reply(m, id) {
+                            return r;
+                        }
+                    }
+                    Err(_) => crate::diag!("MemPalace (HTTP) sent an SSE event that is not JSON; skipped"),
+                }
+            }
+            if chunk.is_none() {
+                return Err(Failure::sent(McpError::Crashed(format!("the SSE stream ended without a reply to request {id}"))));
+            }
+        }
+    }
+
+    /// Ends the server's session, if it issued one (best effort, bounded).
+    async fn delete_session(&self, limit: Duration) {
+        let Some(s) = self.session() else { return };
+        let mut req = self.client.delete(self.url.clone()).header(SESSION_HEADER, s);
+        if let Some(a) = &self.auth {
+            req = req.header(AUTHORIZATION, a.clone());
+        }
+        let _ = tokio::time::timeout(limit, req.send()).await;
+    }
+}
+
+/// The `initialize` params this client sends (also when a session is re-initialized).
+pub(crate) fn initialize_params() -> Value {
+    serde_json::json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "dotty-pi-ext", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    while let Some(c) = resp.chunk().await.map_err(|e| crate::diag::root_cause(&e))? {
+        if out.len() + c.len() > cap {
+            if cap < MAX_MESSAGE_BYTES {
+                out.extend_from_slice(&c[..cap - out.len()]);
+                return Ok(out);
+            }
+            return Err(format!("the reply is larger than {cap} bytes"));
+        }
+        out.extend_from_slice(&c);
+    }
+    Ok(out)
+}

@@ -1,0 +1,406 @@
+//! The MCP client against a fault-injecting server (`__test__/fixtures/fault_mcp_server.py`), over
+//! stdio and Streamable HTTP. Timings go to stderr: `cargo test --no-default-features --test
+//! mcp_fault -- --nocapture`.
+
+use dotty_pi_ext::config::Secret;
+use dotty_pi_ext::mcp::{CallResult, McpClient, McpConfig, McpError};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+fn fixture() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/fault_mcp_server.py").display().to_string()
+}
+
+fn stdio_cfg(flags: &[&str]) -> McpConfig {
+    McpConfig {
+        bin: "python3".into(),
+        args: std::iter::once(fixture()).chain(flags.iter().map(|s| s.to_string())).collect(),
+        timeout: Some(Duration::from_millis(3000)),
+        init_timeout: Some(Duration::from_secs(15)),
+        respawn_backoff: Duration::from_millis(50),
+        kill_grace: Duration::from_secs(1),
+        ..McpConfig::default()
+    }
+}
+
+fn text(r: &CallResult) -> String {
+    r.content.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect()
+}
+
+fn read_log(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn alive(pid: u32) -> bool {
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+/// Waits (bounded) until `f` holds; polling is the only signal for another process's state.
+async fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < limit, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn timing(what: &str, d: Duration) {
+    eprintln!("TIMING {what}: {:.1} ms", d.as_secs_f64() * 1000.0);
+}
+
+// ---------------------------------------------------------------- stdio
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_handshake_pages_tools_errors_and_env() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut cfg = stdio_cfg(&["--pages", "--stderr-flood", "1000000", "--log", log.path().to_str().unwrap()]);
+    cfg.child_env = vec![("MEMPALACE_REMOTE_TOKEN".into(), "leak-me".into()), ("FIXTURE_MARK".into(), "seen".into())];
+    cfg.remote_token = Some(Secret::new("leak-me"));
+    cfg.remote_url = None;
+    let c = McpClient::new(cfg);
+    let t = Instant::now();
+    // Concurrent callers share one handshake.
+    let (a, b, d) = tokio::join!(c.connect(), c.connect(), c.connect());
+    timing("fixture stdio handshake (3 concurrent connect)", t.elapsed());
+    let tools = a.unwrap();
+    assert_eq!(b.unwrap(), tools);
+    assert_eq!(d.unwrap(), tools);
+    assert_eq!(c.stats().spawns, 1);
+    let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "big", "env", "sleep", "fail", "pid"], "both tools/list pages, in order");
+    assert_eq!(tools[1].input_schema, json!({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]}));
+    assert_eq!(tools[2].description, None);
+
+    let r = c.call_tool("echo", json!({"text": "hi", "n": 1}), None).await.unwrap();
+    assert_eq!(text(&r), r#"{"text": "hi", "n": 1}"#);
+    assert!(!r.is_error);
+    let e = c.call_tool("nope", json!({}), None).await.unwrap_err();
+    assert_eq!(e.to_string(), "-32601 Unknown tool: nope");
+    assert!(c.call_tool("fail", json!({}), None).await.unwrap().is_error);
+    // The child never sees the bridge's token; it does see the rest of its environment.
+    assert_eq!(text(&c.call_tool("env", json!({"name": "MEMPALACE_REMOTE_TOKEN"}), None).await.unwrap()), "null");
+    assert_eq!(text(&c.call_tool("env", json!({"name": "FIXTURE_MARK"}), None).await.unwrap()), "\"seen\"");
+    assert_eq!(text(&c.call_tool("env", json!({"name": "HOME"}), None).await.unwrap()), serde_json::to_string(&std::env::var("HOME").ok()).unwrap());
+    assert_eq!(c.connect().await.unwrap().len(), 6, "connect is idempotent");
+    assert_eq!(c.stats().spawns, 1);
+
+    let entries = read_log(log.path());
+    let methods: Vec<_> = entries.iter().map(|e| e["method"].as_str().unwrap_or("")).collect();
+    assert_eq!(&methods[..4], ["initialize", "notifications/initialized", "tools/list", "tools/list"]);
+    assert_eq!(entries[0]["params"]["protocolVersion"], "2025-06-18");
+    assert_eq!(entries[0]["params"]["clientInfo"]["name"], "dotty-pi-ext");
+    assert_eq!(entries[3]["params"]["cursor"], "page2");
+    assert!(!std::fs::read_to_string(format!("/proc/{}/cmdline", c.stats().child_pid.unwrap())).unwrap().contains("leak-me"));
+    let pid = c.stats().child_pid.unwrap();
+    let t = Instant::now();
+    c.shutdown().await;
+    timing("fixture stdio shutdown", t.elapsed());
+    assert!(!alive(pid), "shutdown waits until the child is reaped");
+    assert_eq!(c.call_tool("echo", json!({}), None).await.unwrap_err(), McpError::Closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_garbage_lines_are_skipped_and_10mb_reply_works() {
+    let c = McpClient::new(stdio_cfg(&["--garbage"]));
+    c.connect().await.unwrap();
+    for i in 0..3 {
+        assert_eq!(text(&c.call_tool("echo", json!({"i": i}), None).await.unwrap()), format!(r#"{{"i": {i}}}"#));
+    }
+    let t = Instant::now();
+    let r = c.call_tool("big", json!({"bytes": 10_000_000}), None).await.unwrap();
+    timing("fixture stdio 10 MB reply", t.elapsed());
+    assert_eq!(text(&r).len(), 10_000_000);
+    let big_arg = "y".repeat(5_000_000);
+    assert_eq!(text(&c.call_tool("echo", json!({"s": big_arg}), None).await.unwrap()).len(), 5_000_000 + 9);
+    assert_eq!(c.stats().spawns, 1);
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_stalled_call_times_out_kills_child_rejects_others_and_respawns() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut cfg = stdio_cfg(&["--log", log.path().to_str().unwrap()]);
+    cfg.timeout = Some(Duration::from_millis(800));
+    let c = McpClient::new(cfg);
+    c.connect().await.unwrap();
+    let pid = c.stats().child_pid.unwrap();
+    let t = Instant::now();
+    // The fixture answers in order: the echo queued behind the stalled sleep is pending too.
+    let (stalled, queued) = tokio::join!(c.call_tool("sleep", json!({"ms": 30_000}), None), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.call_tool("echo", json!({}), None).await
+    });
+    let took = t.elapsed();
+    timing("fixture stdio stall → timeout error", took);
+    let e = stalled.unwrap_err();
+    assert!(matches!(e, McpError::Timeout { ms: 800, .. }), "{e}");
+    assert!(e.to_string().contains("timed out after 800 ms"));
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    let q = queued.unwrap_err();
+    assert!(matches!(q, McpError::Crashed(_)), "the other pending request is rejected too: {q}");
+    eventually("the stalled child is killed", Duration::from_secs(5), || !alive(pid)).await;
+    // (notifications/cancelled was queued too, but this single-threaded fixture, busy sleeping,
+    // is killed before it reads it; the cancel and HTTP tests check that it arrives.)
+    let t = Instant::now();
+    let r = c.call_tool("pid", json!({}), None).await.unwrap();
+    timing("fixture stdio respawn + call after stall-kill", t.elapsed());
+    let new_pid: u32 = text(&r).parse().unwrap();
+    assert_ne!(new_pid, pid);
+    let s = c.stats();
+    assert_eq!((s.spawns, s.respawns, s.timeouts), (2, 1, 1));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_crash_mid_call_then_respawn() {
+    let c = McpClient::new(stdio_cfg(&["--die-after-calls", "1"]));
+    assert!(c.call_tool("echo", json!({}), None).await.is_ok());
+    let t = Instant::now();
+    let e = c.call_tool("echo", json!({}), None).await.unwrap_err();
+    timing("fixture stdio crash → error", t.elapsed());
+    assert!(matches!(e, McpError::Crashed(_)), "{e}");
+    assert!(e.to_string().contains("exit status: 3"), "{e}");
+    assert!(e.to_string().contains("fixture: dying as asked"), "stderr tail quoted: {e}");
+    let t = Instant::now();
+    assert!(c.call_tool("echo", json!({}), None).await.is_ok(), "the next call respawns");
+    timing("fixture stdio respawn after crash", t.elapsed());
+    assert_eq!((c.stats().spawns, c.stats().respawns), (2, 1));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_sigkill_mid_call() {
+    let c = McpClient::new(stdio_cfg(&[]));
+    c.connect().await.unwrap();
+    let pid = c.stats().child_pid.unwrap();
+    let c2 = c.clone();
+    let call = tokio::spawn(async move { c2.call_tool("sleep", json!({"ms": 20_000}), None).await });
+    eventually("the call is sent", Duration::from_secs(5), || c.stats().calls == 1).await;
+    let t = Instant::now();
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    let e = call.await.unwrap().unwrap_err();
+    timing("fixture stdio SIGKILL mid-call → error", t.elapsed());
+    assert!(e.to_string().contains("signal: 9"), "{e}");
+    let r = c.call_tool("pid", json!({}), None).await.unwrap();
+    assert_ne!(text(&r).parse::<u32>().unwrap(), pid);
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_budget_server_that_always_dies() {
+    let c = McpClient::new(stdio_cfg(&["--die-on-start"]));
+    let t = Instant::now();
+    let e = c.connect().await.unwrap_err();
+    timing("fixture stdio always-dying server → down (2 respawns, 50+100 ms backoff)", t.elapsed());
+    assert!(matches!(e, McpError::Down { respawns: 2, .. }), "{e}");
+    assert!(e.to_string().starts_with("MemPalace is down: gave up after 2 respawns"), "{e}");
+    assert!(e.to_string().contains("refusing to start"), "{e}");
+    let s = c.stats();
+    assert_eq!((s.spawns, s.respawns, s.down), (3, 2, true));
+    let t = Instant::now();
+    let e2 = c.call_tool("echo", json!({}), None).await.unwrap_err();
+    assert!(t.elapsed() < Duration::from_millis(20), "fails at once when down");
+    assert_eq!(e2, e);
+    assert_eq!(c.stats().spawns, 3);
+
+    // MAX_RESPAWNS=0: fail-fast latch, one attempt.
+    let mut cfg = stdio_cfg(&["--die-on-start"]);
+    cfg.max_respawns = 0;
+    let c = McpClient::new(cfg);
+    assert!(matches!(c.connect().await.unwrap_err(), McpError::Down { respawns: 0, .. }));
+    assert_eq!(c.stats().spawns, 1);
+
+    // A command that doesn't exist: the same bounded respawn, then down.
+    let c = McpClient::new(McpConfig { bin: "/nonexistent/mempalace-mcp".into(), ..stdio_cfg(&[]) });
+    let e = c.call_tool("echo", json!({}), None).await.unwrap_err();
+    assert!(e.to_string().contains("cannot start MemPalace: `/nonexistent/mempalace-mcp`"), "{e}");
+    assert_eq!(c.stats().spawns, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_slow_handshake_call_waits_and_init_timeout() {
+    let c = McpClient::new(stdio_cfg(&["--slow-handshake", "1200"]));
+    let t = Instant::now();
+    let (tools, call) = tokio::join!(c.connect(), c.call_tool("echo", json!({"x": 1}), None));
+    timing("fixture stdio slow handshake (1200 ms) + waiting call", t.elapsed());
+    assert_eq!(tools.unwrap().len(), 6);
+    assert!(call.is_ok());
+    assert_eq!(c.stats().spawns, 1);
+    c.shutdown().await;
+
+    let mut cfg = stdio_cfg(&["--slow-handshake", "5000"]);
+    cfg.init_timeout = Some(Duration::from_millis(400));
+    cfg.max_respawns = 1;
+    let c = McpClient::new(cfg);
+    let t = Instant::now();
+    let e = c.connect().await.unwrap_err();
+    timing("fixture stdio init timeout 400 ms ×2 attempts → down", t.elapsed());
+    assert!(e.to_string().contains("timed out after 400 ms (initialize + tools/list)"), "{e}");
+    assert_eq!((c.stats().spawns, c.stats().timeouts), (2, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_cancel_sends_cancelled_and_keeps_the_server() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let c = McpClient::new(stdio_cfg(&["--log", log.path().to_str().unwrap()]));
+    c.connect().await.unwrap();
+    let pid = c.stats().child_pid;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let t = Instant::now();
+    let (r, _) = tokio::join!(c.call_tool("sleep", json!({"ms": 1000}), Some(rx)), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.send(()).unwrap();
+    });
+    assert_eq!(r.unwrap_err(), McpError::Cancelled);
+    assert!(t.elapsed() < Duration::from_millis(600));
+    // A dropped sender is not a cancellation.
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    drop(tx);
+    assert!(c.call_tool("echo", json!({}), Some(rx)).await.is_ok());
+    assert_eq!(c.stats().child_pid, pid, "a cancel does not restart the server");
+    assert!(read_log(log.path()).iter().any(|e| e["method"] == "notifications/cancelled" && e["params"]["reason"] == "cancelled by the caller"));
+    c.shutdown().await;
+}
+
+// ---------------------------------------------------------------- HTTP
+
+struct HttpFixture {
+    _child: tokio::process::Child,
+    url: String,
+    log: tempfile::NamedTempFile,
+}
+
+async fn http_fixture(flags: &[&str]) -> HttpFixture {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = tokio::process::Command::new("python3")
+        .arg(fixture())
+        .arg("--http")
+        .args(["--log", log.path().to_str().unwrap()])
+        .args(flags)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).await.unwrap();
+    let port = line.trim().strip_prefix("PORT=").unwrap_or_else(|| panic!("fixture said {line:?}"));
+    HttpFixture { _child: child, url: format!("http://127.0.0.1:{port}/mcp"), log }
+}
+
+fn http_cfg(url: &str, token: Option<&str>) -> McpConfig {
+    McpConfig { remote_url: Some(url.into()), remote_token: token.map(Secret::new), ..stdio_cfg(&[]) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_json_and_sse_with_token() {
+    for sse in [false, true] {
+        let f = http_fixture(if sse { &["--token", "tok-SECRET-1", "--sse", "--pages"] } else { &["--token", "tok-SECRET-1", "--pages"] }).await;
+        let c = McpClient::new(http_cfg(&f.url, Some("tok-SECRET-1")));
+        let t = Instant::now();
+        assert_eq!(c.connect().await.unwrap().len(), 6);
+        timing(&format!("fixture http handshake (sse={sse})"), t.elapsed());
+        let t = Instant::now();
+        let r = c.call_tool("echo", json!({"a": "b"}), None).await.unwrap();
+        timing(&format!("fixture http echo round trip (sse={sse})"), t.elapsed());
+        assert_eq!(text(&r), r#"{"a": "b"}"#);
+        assert_eq!(c.call_tool("nope", json!({}), None).await.unwrap_err().to_string(), "-32601 Unknown tool: nope");
+        assert_eq!(text(&c.call_tool("big", json!({"bytes": 10_000_000}), None).await.unwrap()).len(), 10_000_000);
+        let log = read_log(f.log.path());
+        assert!(log.iter().all(|e| e["auth"] == "Bearer tok-SECRET-1"));
+        assert!(log.iter().all(|e| e["accept"] == "application/json, text/event-stream" && e["ctype"] == "application/json"));
+        assert_eq!(log[1]["method"], "notifications/initialized");
+        assert_eq!(log[2]["proto"], "2025-06-18");
+        assert_eq!(c.stats().spawns, 1);
+        c.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_401_403_are_latched_and_never_show_the_token() {
+    let f = http_fixture(&["--token", "right-token"]).await;
+    for token in [Some("wrong-SECRET-token"), None] {
+        let c = McpClient::new(http_cfg(&f.url, token));
+        let e = c.connect().await.unwrap_err();
+        assert_eq!(e, McpError::Unauthorized);
+        assert_eq!(e.to_string(), "unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong");
+        assert!(!format!("{e} {e:?} {:?}", c.config()).contains("SECRET"));
+        let t = Instant::now();
+        assert_eq!(c.call_tool("echo", json!({}), None).await.unwrap_err(), McpError::Unauthorized);
+        assert!(t.elapsed() < Duration::from_millis(20));
+        assert_eq!((c.stats().spawns, c.stats().down), (1, true));
+    }
+    let f = http_fixture(&["--status", "403"]).await;
+    let c = McpClient::new(http_cfg(&f.url, Some("x")));
+    assert_eq!(c.connect().await.unwrap_err(), McpError::Forbidden);
+    assert_eq!(c.stats().spawns, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_500_and_refused_count_as_crashes() {
+    let f = http_fixture(&["--status", "500"]).await;
+    let mut cfg = http_cfg(&f.url, None);
+    cfg.max_respawns = 1;
+    let c = McpClient::new(cfg);
+    let e = c.connect().await.unwrap_err();
+    assert!(e.to_string().contains("gave up after 1 respawns") && e.to_string().contains("HTTP 500"), "{e}");
+    assert_eq!(c.stats().spawns, 2);
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let c = McpClient::new(http_cfg(&format!("http://127.0.0.1:{port}/mcp"), Some("SECRET-x")));
+    let e = c.call_tool("echo", json!({}), None).await.unwrap_err();
+    assert!(e.to_string().contains("cannot reach http://127.0.0.1"), "{e}");
+    assert!(!e.to_string().contains("SECRET"));
+    assert_eq!((c.stats().spawns, c.stats().respawns), (3, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_session_ids_and_expired_session() {
+    let f = http_fixture(&["--session", "--expire-session-after", "2"]).await;
+    let c = McpClient::new(http_cfg(&f.url, None));
+    c.connect().await.unwrap();
+    // Session requests: initialized (1), tools/list (2); the call (3) gets 404 → re-initialize once.
+    let t = Instant::now();
+    assert!(c.call_tool("echo", json!({"k": 1}), None).await.is_ok());
+    timing("fixture http expired session → re-initialize + retry", t.elapsed());
+    let log = read_log(f.log.path());
+    let inits: Vec<_> = log.iter().filter(|e| e["method"] == "initialize").collect();
+    assert_eq!(inits.len(), 2, "{log:?}");
+    assert!(log.iter().filter(|e| e["method"] != "initialize").all(|e| e["session"].is_string()));
+    let sessions: std::collections::HashSet<_> = log.iter().filter_map(|e| e["session"].as_str()).collect();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(c.stats().spawns, 1, "a re-initialized session is not a respawn");
+    c.shutdown().await;
+    assert!(read_log(f.log.path()).iter().any(|e| e["delete"].is_string()), "shutdown DELETEs the session");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_stalled_call_times_out_and_next_call_reconnects() {
+    let f = http_fixture(&[]).await;
+    let mut cfg = http_cfg(&f.url, None);
+    cfg.timeout = Some(Duration::from_millis(800));
+    let c = McpClient::new(cfg);
+    c.connect().await.unwrap();
+    let t = Instant::now();
+    let e = c.call_tool("sleep", json!({"ms": 20_000}), None).await.unwrap_err();
+    timing("fixture http stall → timeout error", t.elapsed());
+    assert!(matches!(e, McpError::Timeout { ms: 800, .. }), "{e}");
+    eventually("notifications/cancelled is posted", Duration::from_secs(5), || {
+        read_log(f.log.path()).iter().any(|e| e["method"] == "notifications/cancelled")
+    })
+    .await;
+    let t = Instant::now();
+    assert!(c.call_tool("echo", json!({}), None).await.is_ok());
+    timing("fixture http reconnect + call after stall", t.elapsed());
+    let s = c.stats();
+    assert_eq!((s.spawns, s.respawns, s.timeouts), (2, 1, 1));
+    let _: Arc<McpClient> = c;
+}
+
+#[test]
+fn fixture_path_exists() {
+    assert!(PathBuf::from(fixture()).exists());
+}
