@@ -7,6 +7,7 @@ pub mod brain;
 pub mod config;
 pub mod diag;
 pub mod extension;
+pub mod palace;
 pub mod services;
 pub mod text;
 pub mod voice;
