@@ -411,3 +411,189 @@ pub async fn rsync_to_remote(
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::palace::testutil::{session_jsonl, write_session};
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Instant;
+
+    fn good() -> String {
+        session_jsonl(&[("user", "hello there"), ("assistant", "hi, how can I help?")])
+    }
+
+    #[test]
+    fn quality_gate() {
+        assert!(passes_quality_gate(good().as_bytes()));
+        // Tool traffic around the text is fine.
+        let s = session_jsonl(&[("user", "run ls"), ("assistantToolCall", "ls"), ("toolResult", "a b"), ("assistant", "two files")]);
+        assert!(passes_quality_gate(s.as_bytes()));
+        // Only a user message.
+        assert!(!passes_quality_gate(session_jsonl(&[("user", "hello")]).as_bytes()));
+        // The assistant only called tools: no assistant text.
+        let s = session_jsonl(&[("user", "run ls"), ("assistantToolCall", "ls"), ("toolResult", "a b")]);
+        assert!(!passes_quality_gate(s.as_bytes()));
+        // Blank texts don't count.
+        assert!(!passes_quality_gate(session_jsonl(&[("user", "  "), ("assistant", "hi")]).as_bytes()));
+        // No header / header not first / header without version.
+        let body: String = good().lines().skip(1).map(|l| format!("{l}\n")).collect();
+        assert!(!passes_quality_gate(body.as_bytes()));
+        let g = good();
+        let mut lines: Vec<&str> = g.lines().collect();
+        lines.swap(0, 1);
+        assert!(!passes_quality_gate(lines.join("\n").as_bytes()));
+        let no_version = good().replacen("\"version\":3,", "", 1);
+        assert!(!passes_quality_gate(no_version.as_bytes()));
+        // A user message with plain string content (older pi) counts; a garbage line is skipped.
+        let s = format!(
+            "{}\n{{not json\n{}\n{}\n",
+            r#"{"type":"session","version":1,"id":"x","timestamp":"t","cwd":"/"}"#,
+            r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"plain","timestamp":1}}"#,
+            r#"{"type":"message","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"timestamp":2}}"#
+        );
+        assert!(passes_quality_gate(s.as_bytes()));
+        assert!(!passes_quality_gate(b""));
+        assert!(!passes_quality_gate(&[0xff, 0x00, b'\n']));
+    }
+
+    #[test]
+    fn stages_only_good_changed_sessions_and_commits_after_success() {
+        let agent = tempfile::tempdir().unwrap();
+        let a = write_session(agent.path(), "2026-01-01T00-00-00-000Z_a", &good());
+        write_session(agent.path(), "2026-01-01T00-00-00-000Z_b", &session_jsonl(&[("user", "only me")]));
+        std::fs::write(agent.path().join("sessions/notes.txt"), good()).unwrap();
+        let ex = BuiltinExporter::new(agent.path().join("sessions"), agent.path().join("mempalace-feed"));
+
+        let first = ex.prepare().unwrap().expect("a good session to stage");
+        assert_eq!(first.dir, agent.path().join("mempalace-feed/staging"));
+        let staged_a = first.dir.join("--work-project--/2026-01-01T00-00-00-000Z_a.jsonl");
+        assert_eq!(first.staged, vec![staged_a.clone()]);
+        assert_eq!(std::fs::read_to_string(&staged_a).unwrap(), good());
+        assert!(!first.dir.join("--work-project--/2026-01-01T00-00-00-000Z_b.jsonl").exists());
+
+        // Not committed (the mine failed): the next run stages it again.
+        drop(first);
+        let again = ex.prepare().unwrap().expect("uncommitted export is retried");
+        again.commit().unwrap();
+        assert!(ex.prepare().unwrap().is_none(), "nothing changed since the committed export");
+
+        // The session grows: staged again, same path, new content.
+        let grown = session_jsonl(&[("user", "hello there"), ("assistant", "hi"), ("user", "more"), ("assistant", "sure")]);
+        std::fs::write(&a, &grown).unwrap();
+        let third = ex.prepare().unwrap().expect("changed session");
+        assert_eq!(third.staged, vec![staged_a.clone()]);
+        assert_eq!(std::fs::read_to_string(&staged_a).unwrap(), grown);
+        third.commit().unwrap();
+
+        // The rejected session becomes good once it has an answer.
+        write_session(agent.path(), "2026-01-01T00-00-00-000Z_b", &good());
+        let fourth = ex.prepare().unwrap().unwrap();
+        assert_eq!(fourth.staged.len(), 1);
+        assert!(fourth.staged[0].ends_with("2026-01-01T00-00-00-000Z_b.jsonl"));
+
+        // No temp files anywhere in staging.
+        let names: Vec<String> = std::fs::read_dir(fourth.dir.join("--work-project--"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| n.ends_with(".jsonl")), "{names:?}");
+    }
+
+    #[test]
+    fn no_sessions_or_corrupt_state() {
+        let agent = tempfile::tempdir().unwrap();
+        let ex = BuiltinExporter::new(agent.path().join("sessions"), agent.path().join("mempalace-feed"));
+        assert!(ex.prepare().unwrap().is_none());
+        write_session(agent.path(), "s", &good());
+        ex.prepare().unwrap().unwrap().commit().unwrap();
+        std::fs::write(agent.path().join("mempalace-feed/state.json"), b"{oops").unwrap();
+        assert!(ex.prepare().unwrap().is_some(), "a corrupt state re-exports");
+    }
+
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn resolves_bins() {
+        let d = tempfile::tempdir().unwrap();
+        let s = script(d.path(), "mempalace-pi-session", "true");
+        std::fs::write(d.path().join("not-exec"), "x").unwrap();
+        let path = format!("/nonexistent:{}", d.path().display());
+        assert_eq!(resolve_bin("mempalace-pi-session", Some(&path)), Some(s.clone()));
+        assert_eq!(resolve_bin("not-exec", Some(&path)), None);
+        assert_eq!(resolve_bin("mempalace-pi-session", None), None);
+        assert_eq!(resolve_bin(s.to_str().unwrap(), None), Some(s));
+        assert_eq!(resolve_bin("", Some(&path)), None);
+    }
+
+    #[tokio::test]
+    async fn external_exporter_prints_mine_source() {
+        let d = tempfile::tempdir().unwrap();
+        let args_file = d.path().join("args");
+        let s = script(
+            d.path(),
+            "exp",
+            &format!(
+                "echo \"$@\" > '{}'\necho 'staging 3 sessions' >&2\necho 'progress'\necho 'MINE_SOURCE=/tmp/export dir'",
+                args_file.display()
+            ),
+        );
+        let got = run_external(&s, "quit", "wing_x", Duration::from_secs(10)).await.unwrap();
+        assert_eq!(got.as_deref(), Some("/tmp/export dir"));
+        assert_eq!(std::fs::read_to_string(&args_file).unwrap().trim(), "--prepare --reason quit --wing wing_x");
+
+        let none = script(d.path(), "none", "echo nothing to do >&2");
+        assert_eq!(run_external(&none, "quit", "w", Duration::from_secs(10)).await.unwrap(), None);
+
+        let fails = script(d.path(), "fails", "echo 'MINE_SOURCE=/x'\necho 'palace held by PID 7' >&2\nexit 3");
+        let err = run_external(&fails, "quit", "w", Duration::from_secs(10)).await.unwrap_err();
+        assert!(err.contains("palace held by PID 7") && err.contains("3"), "{err}");
+
+        // stdin is null: a script that reads stdin sees EOF at once instead of hanging.
+        let reads = script(d.path(), "reads", "cat\necho MINE_SOURCE=/ok");
+        assert_eq!(run_external(&reads, "quit", "w", Duration::from_secs(10)).await.unwrap().as_deref(), Some("/ok"));
+    }
+
+    #[tokio::test]
+    async fn a_hanging_exporter_is_killed_at_the_timeout() {
+        let d = tempfile::tempdir().unwrap();
+        let pid_file = d.path().join("pid");
+        // The shell forks a grandchild that keeps stdout open: the process-group kill gets it too.
+        let s = script(d.path(), "hangs", &format!("sleep 30 &\necho $! > '{}'\nexec sleep 30", pid_file.display()));
+        let t0 = Instant::now();
+        let err = run_external(&s, "quit", "w", Duration::from_millis(300)).await.unwrap_err();
+        let took = t0.elapsed();
+        assert!(err.contains("timed out"), "{err}");
+        assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(5), "{took:?}");
+        let grandchild: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        // Killed (possibly a zombie until init reaps it): not sleeping any more.
+        let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("gone");
+        assert!(matches!(state, "gone" | "Z" | "X"), "grandchild {grandchild} state {state}");
+    }
+
+    #[test]
+    fn rsync_arguments() {
+        let args = rsync_args(Path::new("/a/staging"), "me@host", "~/.mempalace/inbox/pi-sessions", Some(Path::new("/c/ssh config")));
+        assert_eq!(
+            args,
+            vec![
+                "-a",
+                "-e",
+                "ssh -o BatchMode=yes -F '/c/ssh config'",
+                "--rsync-path=mkdir -p '.mempalace/inbox/pi-sessions' && rsync",
+                "/a/staging/",
+                "me@host:.mempalace/inbox/pi-sessions/",
+            ]
+        );
+        let args = rsync_args(Path::new("/a/s/"), "h", "/srv/in/", None);
+        assert_eq!(args[2], "ssh -o BatchMode=yes");
+        assert_eq!(args[4], "/a/s/");
+        assert_eq!(args[5], "h:/srv/in/");
+    }
+}
