@@ -78,9 +78,9 @@ impl PalaceConfig {
             None => PathBuf::from(text("HOME").unwrap_or_else(|| "/root".into())).join(".pi/agent"),
         };
         let cfg = PalaceConfig {
-            enabled: text("MEMPALACE_BRIDGE").map_or(true, |v| v != "0"),
+            enabled: text("MEMPALACE_BRIDGE").is_none_or(|v| v != "0"),
             agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),
-            feed: text("MEMPALACE_FEED").map_or(true, |v| v != "0"),
+            feed: text("MEMPALACE_FEED").is_none_or(|v| v != "0"),
             feed_bin: text("MEMPALACE_FEED_BIN").unwrap_or_else(|| DEFAULT_FEED_BIN.into()),
             feed_wing: text("MEMPALACE_FEED_WING").unwrap_or_else(|| DEFAULT_FEED_WING.into()),
             feed_debounce,

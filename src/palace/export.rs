@@ -347,10 +347,10 @@ pub async fn run_external(bin: &Path, reason: &str, wing: &str, timeout: Duratio
     let source = done
         .stdout
         .lines()
+        .rev()
         .filter_map(|l| l.trim().strip_prefix("MINE_SOURCE="))
         .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .last()
+        .find(|s| !s.is_empty())
         .map(str::to_string);
     Ok(source)
 }
