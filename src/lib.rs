@@ -1,6 +1,6 @@
 //! dotty-pi-ext: Dotty's voice tools (and the MemPalace bridge) for the pi agent harness.
 //!
-//! The core (`config`, `text`, `brain`, `services`, `voice`) knows nothing of Node and is tested
+//! The core (`config`, `text`, `brain`, `services`, `voice`, `mcp`, `palace`) knows nothing of Node and is tested
 //! with `cargo test --no-default-features`. `node` is the only module that says `#[napi]`.
 
 pub mod brain;
@@ -8,6 +8,7 @@ pub mod config;
 pub mod diag;
 pub mod extension;
 pub mod mcp;
+pub mod palace;
 pub mod services;
 pub mod text;
 pub mod voice;

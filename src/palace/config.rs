@@ -1,0 +1,211 @@
+//! The bridge's environment → [`PalaceConfig`]. Names and defaults are part of the interface
+//! (contracts/mempalace-bridge.md). A malformed number is reported as a warning and the default
+//! is used.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const DEFAULT_AGENT_NAME: &str = "pi";
+pub const DEFAULT_FEED_BIN: &str = "mempalace-pi-session";
+pub const DEFAULT_FEED_WING: &str = "wing_conversations";
+pub const DEFAULT_FEED_DEBOUNCE_MS: u64 = 600_000;
+pub const DEFAULT_FEED_PREPARE_TIMEOUT_MS: u64 = 120_000;
+pub const DEFAULT_FEED_MINE_TIMEOUT_MS: u64 = 30_000;
+/// Default of `MEMPALACE_PI_REMOTE_PATH`: the inbox on the palace host that staged sessions are
+/// rsynced into and mined from. A leading `~/` is the remote user's home (rsync gets the path
+/// relative to it; the MemPalace server expands `~` itself).
+pub const DEFAULT_REMOTE_PATH: &str = "~/.mempalace/inbox/pi-sessions";
+
+/// Configuration of the MemPalace bridge's palace logic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PalaceConfig {
+    /// `MEMPALACE_BRIDGE` (on unless `0`).
+    pub enabled: bool,
+    /// `MEMPALACE_AGENT_NAME`, default `pi`.
+    pub agent_name: String,
+    /// `MEMPALACE_FEED` (on unless `0`).
+    pub feed: bool,
+    /// `MEMPALACE_FEED_BIN`, default `mempalace-pi-session`; used when it resolves on `PATH`
+    /// (or is a path to an executable).
+    pub feed_bin: String,
+    /// `MEMPALACE_FEED_WING`, default `wing_conversations`.
+    pub feed_wing: String,
+    /// `MEMPALACE_FEED_DEBOUNCE_MS`, default 600000 (`0` = no debounce).
+    pub feed_debounce: Duration,
+    /// `MEMPALACE_FEED_PREPARE_TIMEOUT_MS`, default 120000 (must be > 0).
+    pub prepare_timeout: Duration,
+    /// `MEMPALACE_FEED_MINE_TIMEOUT_MS`, default 30000 (must be > 0).
+    pub mine_timeout: Duration,
+    /// `MEMPALACE_PI_SSH_TARGET` (remote feeding is skipped without it).
+    pub ssh_target: Option<String>,
+    /// `MEMPALACE_PI_SSH_CONFIG`.
+    pub ssh_config: Option<PathBuf>,
+    /// `MEMPALACE_PI_REMOTE_PATH`, default [`DEFAULT_REMOTE_PATH`].
+    pub remote_path: String,
+    /// `PI_CODING_AGENT_DIR`, default `$HOME/.pi/agent`.
+    pub agent_dir: PathBuf,
+    /// True when `MEMPALACE_REMOTE_URL` is set (the palace is on another machine).
+    pub remote: bool,
+    /// `PATH` as seen at load, for resolving `feed_bin`.
+    pub search_path: Option<String>,
+}
+
+impl PalaceConfig {
+    /// Builds the configuration from `get` (the process environment in production), returning
+    /// one warning per malformed value.
+    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
+        let text = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let mut warnings = Vec::new();
+        let mut millis = |name: &str, default: u64, allow_zero: bool| -> Duration {
+            let ms = match text(name) {
+                None => default,
+                Some(raw) => match raw.parse::<u64>() {
+                    Ok(v) if allow_zero || v > 0 => v,
+                    _ => {
+                        let what = if allow_zero { "a number of milliseconds" } else { "a positive number of milliseconds" };
+                        warnings.push(format!("{name}={raw:?} is not {what}; using the default {default}"));
+                        default
+                    }
+                },
+            };
+            Duration::from_millis(ms)
+        };
+        let feed_debounce = millis("MEMPALACE_FEED_DEBOUNCE_MS", DEFAULT_FEED_DEBOUNCE_MS, true);
+        let prepare_timeout = millis("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", DEFAULT_FEED_PREPARE_TIMEOUT_MS, false);
+        let mine_timeout = millis("MEMPALACE_FEED_MINE_TIMEOUT_MS", DEFAULT_FEED_MINE_TIMEOUT_MS, false);
+        let agent_dir = match text("PI_CODING_AGENT_DIR") {
+            Some(d) => PathBuf::from(expand_home(&d, text("HOME").as_deref())),
+            None => PathBuf::from(text("HOME").unwrap_or_else(|| "/root".into())).join(".pi/agent"),
+        };
+        let cfg = PalaceConfig {
+            enabled: text("MEMPALACE_BRIDGE").is_none_or(|v| v != "0"),
+            agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),
+            feed: text("MEMPALACE_FEED").is_none_or(|v| v != "0"),
+            feed_bin: text("MEMPALACE_FEED_BIN").unwrap_or_else(|| DEFAULT_FEED_BIN.into()),
+            feed_wing: text("MEMPALACE_FEED_WING").unwrap_or_else(|| DEFAULT_FEED_WING.into()),
+            feed_debounce,
+            prepare_timeout,
+            mine_timeout,
+            ssh_target: text("MEMPALACE_PI_SSH_TARGET"),
+            ssh_config: text("MEMPALACE_PI_SSH_CONFIG").map(|p| PathBuf::from(expand_home(&p, text("HOME").as_deref()))),
+            remote_path: text("MEMPALACE_PI_REMOTE_PATH").unwrap_or_else(|| DEFAULT_REMOTE_PATH.into()),
+            agent_dir,
+            remote: text("MEMPALACE_REMOTE_URL").is_some(),
+            search_path: get("PATH"),
+        };
+        (cfg, warnings)
+    }
+
+    /// The configuration of this process, from its environment.
+    pub fn from_env() -> (Self, Vec<String>) {
+        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+    }
+
+    /// `<agentDir>/sessions`, where pi keeps its session JSONL.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.agent_dir.join("sessions")
+    }
+
+    /// `<agentDir>/mempalace-feed`, the built-in exporter's staging area and state.
+    pub fn feed_dir(&self) -> PathBuf {
+        self.agent_dir.join("mempalace-feed")
+    }
+
+    /// `<agentDir>/mempalace-feed.lock`, the feed's cross-process lock.
+    pub fn lock_path(&self) -> PathBuf {
+        self.agent_dir.join("mempalace-feed.lock")
+    }
+
+    /// `<agentDir>/mempalace-tools-cache.json`.
+    pub fn tools_cache_path(&self) -> PathBuf {
+        super::cache::cache_path(&self.agent_dir)
+    }
+}
+
+/// `~` or `~/x` → `$HOME` or `$HOME/x` (pi does the same for `PI_CODING_AGENT_DIR`).
+fn expand_home(p: &str, home: Option<&str>) -> String {
+    match (p, home) {
+        ("~", Some(h)) => h.to_string(),
+        (p, Some(h)) if p.starts_with("~/") => format!("{}/{}", h.trim_end_matches('/'), &p[2..]),
+        (p, _) => p.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(vars: &[(&str, &str)]) -> (PalaceConfig, Vec<String>) {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        PalaceConfig::from_lookup(&move |k: &str| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, w) = cfg(&[("HOME", "/home/u")]);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(c.enabled && c.feed && !c.remote);
+        assert_eq!(c.agent_name, "pi");
+        assert_eq!(c.feed_bin, "mempalace-pi-session");
+        assert_eq!(c.feed_wing, "wing_conversations");
+        assert_eq!(c.feed_debounce, Duration::from_millis(600_000));
+        assert_eq!(c.prepare_timeout, Duration::from_millis(120_000));
+        assert_eq!(c.mine_timeout, Duration::from_millis(30_000));
+        assert_eq!(c.ssh_target, None);
+        assert_eq!(c.ssh_config, None);
+        assert_eq!(c.remote_path, DEFAULT_REMOTE_PATH);
+        assert_eq!(c.agent_dir, PathBuf::from("/home/u/.pi/agent"));
+        assert_eq!(c.lock_path(), PathBuf::from("/home/u/.pi/agent/mempalace-feed.lock"));
+        assert_eq!(c.tools_cache_path(), PathBuf::from("/home/u/.pi/agent/mempalace-tools-cache.json"));
+    }
+
+    #[test]
+    fn overrides() {
+        let (c, w) = cfg(&[
+            ("HOME", "/home/u"),
+            ("MEMPALACE_BRIDGE", "0"),
+            ("MEMPALACE_AGENT_NAME", "pi-laptop"),
+            ("MEMPALACE_FEED", "0"),
+            ("MEMPALACE_FEED_BIN", "/opt/x"),
+            ("MEMPALACE_FEED_WING", "wing_x"),
+            ("MEMPALACE_FEED_DEBOUNCE_MS", "0"),
+            ("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", "5"),
+            ("MEMPALACE_FEED_MINE_TIMEOUT_MS", " 7 "),
+            ("MEMPALACE_PI_SSH_TARGET", "me@host"),
+            ("MEMPALACE_PI_SSH_CONFIG", "~/.ssh/cfg"),
+            ("MEMPALACE_PI_REMOTE_PATH", "/srv/inbox"),
+            ("PI_CODING_AGENT_DIR", "~/agent"),
+            ("MEMPALACE_REMOTE_URL", "http://172.17.0.1:8765/mcp"),
+        ]);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(!c.enabled && !c.feed && c.remote);
+        assert_eq!(c.agent_name, "pi-laptop");
+        assert_eq!(c.feed_bin, "/opt/x");
+        assert_eq!(c.feed_wing, "wing_x");
+        assert_eq!(c.feed_debounce, Duration::ZERO);
+        assert_eq!(c.prepare_timeout, Duration::from_millis(5));
+        assert_eq!(c.mine_timeout, Duration::from_millis(7));
+        assert_eq!(c.ssh_target.as_deref(), Some("me@host"));
+        assert_eq!(c.ssh_config, Some(PathBuf::from("/home/u/.ssh/cfg")));
+        assert_eq!(c.remote_path, "/srv/inbox");
+        assert_eq!(c.agent_dir, PathBuf::from("/home/u/agent"));
+    }
+
+    #[test]
+    fn malformed_numbers_warn_and_default() {
+        let (c, w) = cfg(&[
+            ("MEMPALACE_FEED_DEBOUNCE_MS", "ten"),
+            ("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", "0"),
+            ("MEMPALACE_FEED_MINE_TIMEOUT_MS", "-3"),
+            ("MEMPALACE_BRIDGE", "1"),
+        ]);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("MEMPALACE_FEED_DEBOUNCE_MS"));
+        assert!(c.enabled);
+        assert_eq!(c.feed_debounce, Duration::from_millis(DEFAULT_FEED_DEBOUNCE_MS));
+        assert_eq!(c.prepare_timeout, Duration::from_millis(DEFAULT_FEED_PREPARE_TIMEOUT_MS));
+        assert_eq!(c.mine_timeout, Duration::from_millis(DEFAULT_FEED_MINE_TIMEOUT_MS));
+        assert_eq!(c.agent_dir, PathBuf::from("/root/.pi/agent"));
+    }
+}

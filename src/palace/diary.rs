@@ -1,0 +1,58 @@
+//! `/mempalace-diary [topic]`: the user message that asks the model to write this session's
+//! diary entry. It stays a prompt (not an automatic hook) because composing the entry needs an
+//! LLM turn, and `session_shutdown` fires too late for one.
+
+/// The user message text for `/mempalace-diary [topic]`. A blank topic counts as none.
+pub fn diary_prompt(agent_name: &str, topic: Option<&str>) -> String {
+    let topic = topic.map(str::trim).filter(|t| !t.is_empty());
+    let args = match topic {
+        Some(t) => format!(
+            "`agent_name`: {}, `topic`: {}, `entry`: <your entry>",
+            json_str(agent_name),
+            json_str(t)
+        ),
+        None => format!("`agent_name`: {}, `entry`: <your entry>", json_str(agent_name)),
+    };
+    let mut text = format!(
+        "Write your MemPalace diary entry for this session now: call the `mempalace_diary_write` tool \
+         once with {args}.\n\n\
+         Write the entry in AAAK form, the compressed shorthand the palace uses for memories: one \
+         dense line of `|`-separated fields, dotted terms instead of sentences, `+` to join related \
+         items, `KEY:value` for facts, entity codes where you know them, and a closing importance \
+         marker from ★ to ★★★★★. For example: \
+         `SESSION:2026-04-04|built.palace.graph+diary.tools|ALC.req:agent.diaries.in.aaak|★★★`.\n\n\
+         Summarise the session: what was worked on, what was decided and why, what is still open, \
+         and anything your future self should know first."
+    );
+    if let Some(t) = topic {
+        text.push_str(&format!(" Focus the entry on: {t}."));
+    }
+    text.push_str(" (If you are unsure of the AAAK conventions, `mempalace_get_aaak_spec` describes them.)");
+    text
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_tool_agent_and_aaak() {
+        let p = diary_prompt("pi", None);
+        assert!(p.contains("`mempalace_diary_write`"));
+        assert!(p.contains("`agent_name`: \"pi\""));
+        assert!(p.contains("AAAK"));
+        assert!(!p.contains("`topic`"));
+    }
+
+    #[test]
+    fn topic_is_passed_and_blank_topic_ignored() {
+        let p = diary_prompt("pi-laptop", Some("  voice \"tools\" "));
+        assert!(p.contains("`agent_name`: \"pi-laptop\", `topic`: \"voice \\\"tools\\\"\""), "{p}");
+        assert!(p.contains("Focus the entry on: voice \"tools\"."));
+        assert_eq!(diary_prompt("pi", Some("   ")), diary_prompt("pi", None));
+    }
+}

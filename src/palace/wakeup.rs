@@ -1,0 +1,144 @@
+//! Wake-up injection: once per fresh session, on the first `before_agent_start`, the palace's
+//! status and this agent's diary are injected as a hidden `mempalace-wakeup` message.
+//!
+//! Bounded: both calls run concurrently, each capped by a timeout; whatever answered in time is
+//! used, and if nothing did there is no injection. The prompt is never held hostage.
+
+use super::{call_bounded, PalaceCaller};
+use crate::diag;
+use serde_json::json;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+/// The `customType` of the injected message.
+pub const WAKEUP_CUSTOM_TYPE: &str = "mempalace-wakeup";
+
+const IDLE: u8 = 0;
+const ARMED: u8 = 1;
+
+/// "Fresh session" state machine: `session_start` with reason `startup` or `new` arms it, any
+/// other reason (`resume`, `fork`, `reload`, unknown) disarms it; [`WakeupGate::take`] fires
+/// once per arming.
+#[derive(Debug, Default)]
+pub struct WakeupGate(AtomicU8);
+
+impl WakeupGate {
+    pub fn new() -> Self {
+        WakeupGate(AtomicU8::new(IDLE))
+    }
+
+    /// True for the `session_start` reasons that begin a fresh thread.
+    pub fn is_fresh_reason(reason: &str) -> bool {
+        matches!(reason, "startup" | "new")
+    }
+
+    /// pi's `session_start {reason}`.
+    pub fn session_start(&self, reason: &str) {
+        let next = if Self::is_fresh_reason(reason) { ARMED } else { IDLE };
+        self.0.store(next, Ordering::SeqCst);
+    }
+
+    /// On `before_agent_start`: true exactly once after an arming `session_start`.
+    pub fn take(&self) -> bool {
+        self.0.compare_exchange(ARMED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    }
+
+    /// Whether the next `take` would fire.
+    pub fn is_armed(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == ARMED
+    }
+}
+
+/// Calls `mempalace_status {}` and `mempalace_diary_read {agent_name}` concurrently, each bounded
+/// by `timeout`, and composes the wake-up message content from whatever answered. `None` when
+/// neither did. Failures are logged on stderr.
+pub async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout: Duration) -> Option<String> {
+    let status = call_bounded(caller, "mempalace_status", json!({}), timeout);
+    let diary = call_bounded(caller, "mempalace_diary_read", json!({ "agent_name": agent_name }), timeout);
+    let (status, diary) = tokio::join!(status, diary);
+    let mut sections = Vec::new();
+    match status {
+        Ok(text) => sections.push(format!("## Palace status (mempalace_status)\n{}", text.trim_end())),
+        Err(e) => diag!("mempalace wake-up: mempalace_status failed: {e}"),
+    }
+    match diary {
+        Ok(text) => sections.push(format!(
+            "## Your diary (mempalace_diary_read, agent_name \"{agent_name}\")\n{}",
+            text.trim_end()
+        )),
+        Err(e) => diag!("mempalace wake-up: mempalace_diary_read failed: {e}"),
+    }
+    if sections.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "[MemPalace wake-up] Your long-term memory palace is connected (mempalace_* tools). \
+         Orient yourself with what it reports below; search it before answering questions about \
+         past work.\n\n{}",
+        sections.join("\n\n")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::palace::testutil::{Behaviour, FakeCaller};
+    use std::time::Instant;
+
+    #[test]
+    fn armed_only_by_startup_and_new_and_fires_once() {
+        let g = WakeupGate::new();
+        assert!(!g.take(), "not armed before any session_start");
+        for reason in ["startup", "new"] {
+            g.session_start(reason);
+            assert!(g.is_armed());
+            assert!(g.take(), "{reason} arms");
+            assert!(!g.take(), "fires once");
+        }
+        for reason in ["resume", "fork", "reload", "something-else"] {
+            g.session_start(reason);
+            assert!(!g.take(), "{reason} must not arm");
+        }
+        // A resume after a startup that never reached before_agent_start disarms it.
+        g.session_start("startup");
+        g.session_start("resume");
+        assert!(!g.take());
+    }
+
+    #[tokio::test]
+    async fn both_results_labelled() {
+        let caller = FakeCaller::new();
+        caller.set("mempalace_status", Behaviour::Reply("{\"total_drawers\": 3}".into()));
+        caller.set("mempalace_diary_read", Behaviour::Reply("SESSION:x|did.things|★\n".into()));
+        let text = compose_wakeup(&caller, "pi-laptop", Duration::from_secs(5)).await.unwrap();
+        assert!(text.contains("## Palace status (mempalace_status)\n{\"total_drawers\": 3}"), "{text}");
+        assert!(text.contains("agent_name \"pi-laptop\")\nSESSION:x|did.things|★"), "{text}");
+        let calls = caller.calls();
+        assert_eq!(calls.len(), 2);
+        assert!(calls.iter().any(|c| c.tool == "mempalace_status" && c.args == json!({})));
+        assert!(calls.iter().any(|c| c.tool == "mempalace_diary_read" && c.args == json!({"agent_name": "pi-laptop"})));
+        assert!(calls.iter().all(|c| c.timeout == Some(Duration::from_secs(5))));
+    }
+
+    #[tokio::test]
+    async fn a_hanging_call_is_cut_at_the_timeout_and_the_other_result_kept() {
+        let caller = FakeCaller::new();
+        caller.set("mempalace_status", Behaviour::Reply("status ok".into()));
+        caller.set("mempalace_diary_read", Behaviour::Hang);
+        let t0 = Instant::now();
+        let text = compose_wakeup(&caller, "pi", Duration::from_millis(200)).await.unwrap();
+        let took = t0.elapsed();
+        assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(2), "{took:?}");
+        assert!(text.contains("status ok") && !text.contains("diary"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn nothing_answers_means_no_injection() {
+        let caller = FakeCaller::new();
+        caller.set("mempalace_status", Behaviour::Fail("Chroma database missing".into()));
+        caller.set("mempalace_diary_read", Behaviour::Hang);
+        let t0 = Instant::now();
+        assert_eq!(compose_wakeup(&caller, "pi", Duration::from_millis(150)).await, None);
+        assert!(t0.elapsed() < Duration::from_secs(2));
+    }
+}
