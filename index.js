@@ -8,17 +8,22 @@ let nextCallId = 1;
 
 module.exports = function dottyPiExt(pi) {
   if (!native) return;
-  native.init();
-  for (const tool of native.toolDescriptors()) {
-    pi.registerTool({ ...tool, parameters: Type.Unsafe(tool.parameters), async execute(_toolCallId, params, signal) {
-      const callId = nextCallId++, abort = () => native.cancelCall(callId);
-      signal?.addEventListener('abort', abort, { once: true });
-      try { return { content: [{ type: 'text', text: (await native.callTool(tool.name, params ?? {}, callId)).text }], details: {} }; }
-      finally { signal?.removeEventListener('abort', abort); }
-    } });
-  }
+  const { palaceEnabled } = native.init(), registered = new Set();
+  const register = (tool) => registered.has(tool.name) || (registered.add(tool.name), pi.registerTool({ ...tool, parameters: Type.Unsafe(tool.parameters), async execute(_toolCallId, params, signal) {
+    const callId = nextCallId++, abort = () => native.cancelCall(callId);
+    signal?.addEventListener('abort', abort, { once: true });
+    try { return { content: (await native.callTool(tool.name, params ?? {}, callId)).content, details: {} }; }
+    finally { signal?.removeEventListener('abort', abort); }
+  } }));
+  native.toolDescriptors().forEach(register);
   pi.on('agent_end', (event) => { native.logTurn(event?.messages ?? []); });
-  pi.on('session_shutdown', () => native.flushTurnLog());
+  pi.on('session_shutdown', (event) => native.sessionShutdown(event?.reason ?? 'quit'));
+  if (!palaceEnabled) return;
+  native.palaceTools().then((tools) => tools.forEach(register)).catch(() => {}); // tools the cache didn't know
+  pi.on('session_start', (event) => native.palaceSessionStart(event?.reason ?? 'startup'));
+  pi.on('agent_settled', () => native.palaceSettled());
+  pi.on('before_agent_start', async () => { const content = await native.palaceWakeup(); return content ? { message: { customType: 'mempalace-wakeup', content, display: false } } : undefined; });
+  pi.registerCommand('mempalace-diary', { description: 'Ask the model to write a MemPalace diary entry for this session', handler: async (args) => pi.sendUserMessage(native.palaceDiaryPrompt(args ?? '')) });
 };
 
 // What to do about a missing or unloadable binary, and why each place the loader looked failed.

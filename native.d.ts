@@ -10,34 +10,34 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * Runs one tool with the model's arguments. Expected failures (bad input, a service down, an
- * empty database) resolve with the contract's reply; only an unknown tool, a cancelled call or
- * an internal fault rejects. `callId`, when given, lets `cancelCall` abort the wait.
+ * Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
+ * for bad input or a service that is down; a MemPalace tool rejects with the server's message
+ * when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
  */
 export declare function callTool(name: string, params?: any | undefined | null, callId?: number | undefined | null): Promise<ToolReply>
 
 /**
- * Aborts the wait of a call started with `callId` (pi's AbortSignal fired). Returns false when
- * that call already finished.
+ * Aborts a call started with `callId` (pi's AbortSignal fired). Returns false when that call
+ * already finished.
  */
 export declare function cancelCall(callId: number): boolean
 
 /**
  * Resolves when every queued conversation row has been written and queued diagnostics have
- * reached stderr (awaited on `session_shutdown`, so pi's exit loses neither).
+ * reached stderr.
  */
 export declare function flushTurnLog(): Promise<void>
 
 /**
- * Builds the native state if this process has none yet (one per process, reused by `/reload`)
- * and opens brain.db in the background so the first voice turn doesn't pay for it. Never blocks.
+ * Builds the native state if this process has none yet (one per process, reused by `/reload`),
+ * opens brain.db and starts the MemPalace handshake in the background. Never blocks.
  */
 export declare function init(): NativeStats
 
 /**
- * pi's `agent_end`: queues the turn's conversation row and returns at once. Returns true when a
- * write was queued (false: nothing to log, a repeat of a logged turn, or voice tools off).
- * Never throws: odd input is reported on stderr.
+ * pi's `agent_end`: queues the turn's conversation row and a debounced transcript feed, and
+ * returns at once. Returns true when a row write was queued (false: nothing to log, a repeat of a
+ * logged turn, or voice tools off). Never throws: odd input is reported on stderr.
  */
 export declare function logTurn(messages: unknown): boolean
 
@@ -55,7 +55,44 @@ export interface NativeStats {
   turnWritesInFlight: number
   songCatalogueFetches: number
   callsInFlight: number
+  palaceEnabled: boolean
+  palaceConnected: boolean
+  palaceTools: number
+  mcpSpawns: number
+  mcpRespawns: number
+  mcpChildPid?: number
+  stderrLinesDropped: number
 }
+
+/** The user message `/mempalace-diary [topic]` sends (null when the bridge is off). */
+export declare function palaceDiaryPrompt(topic: string): string | null
+
+/** pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`). */
+export declare function palaceSessionStart(reason: string): void
+
+/**
+ * pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,
+ * `agent_end` stops triggering feeds.
+ */
+export declare function palaceSettled(): void
+
+/**
+ * Resolves with the MemPalace server's own tool list once the background handshake is done
+ * (empty when the palace can't be had). The entry registers those it doesn't have yet.
+ */
+export declare function palaceTools(): Promise<Array<ToolDescriptor>>
+
+/**
+ * pi's `before_agent_start`: the wake-up text on the first prompt of a fresh session, else null.
+ * Bounded by the request timeout: never holds the prompt hostage.
+ */
+export declare function palaceWakeup(): Promise<string | null>
+
+/**
+ * pi's `session_shutdown`: writes queued conversation rows, feeds the session's transcripts to
+ * the palace (bounded by the feed timeouts) and, on `quit`, stops the MemPalace server.
+ */
+export declare function sessionShutdown(reason: string): Promise<void>
 
 /** Counters of the process-wide state. */
 export declare function stats(): NativeStats
@@ -65,16 +102,25 @@ export interface ToolDescriptor {
   name: string
   label: string
   description: string
-  promptSnippet: string
-  promptGuidelines: Array<string>
-  /** JSON Schema of the arguments, passed to pi wrapped in TypeBox's `Type.Unsafe`. */
+  promptSnippet?: string
+  promptGuidelines?: Array<string>
+  /**
+   * JSON Schema of the arguments (for MemPalace tools: the server's `inputSchema`, unchanged),
+   * passed to pi wrapped in TypeBox's `Type.Unsafe`.
+   */
   parameters: any
 }
 
-/** The tools this process offers, in registration order. */
+/**
+ * The tools to register at load: the voice tools, and the MemPalace tools from the cached
+ * `tools/list` (so pi's startup never waits for the palace).
+ */
 export declare function toolDescriptors(): Array<ToolDescriptor>
 
-/** What a tool answered: the text the model reads. */
+/** What a tool answered. */
 export interface ToolReply {
+  /** The text blocks joined: for a voice tool, exactly the contract's reply. */
   text: string
+  /** pi content blocks (`{type: "text", text}` or `{type: "image", data, mimeType}`). */
+  content: Array<any>
 }

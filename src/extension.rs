@@ -3,6 +3,7 @@
 //! pi's `/reload` runs `index.js` again, but Node's require cache hands back the same native module,
 //! so it finds this state and only re-registers: one store, one HTTP pool, one runtime.
 
+use crate::bridge::Bridge;
 use crate::config::VoiceConfig;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
@@ -16,6 +17,8 @@ pub static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
 pub struct Extension {
     /// `None` when `DOTTY_VOICE_TOOLS=0`.
     pub voice: Option<Arc<Voice>>,
+    /// `None` when `MEMPALACE_BRIDGE=0`.
+    pub bridge: Option<Arc<Bridge>>,
     // A std Mutex: held only to insert or remove an entry, never across an await.
     cancels: Mutex<HashMap<u32, tokio::sync::oneshot::Sender<()>>>,
 }
@@ -27,7 +30,8 @@ static EXTENSION: Lazy<Extension> = Lazy::new(|| {
         crate::diag!("{w}");
     }
     let voice = cfg.enabled.then(|| Arc::new(Voice::new(cfg)));
-    Extension { voice, cancels: Mutex::new(HashMap::new()) }
+    let bridge = Bridge::from_env();
+    Extension { voice, bridge, cancels: Mutex::new(HashMap::new()) }
 });
 
 impl Extension {

@@ -4,6 +4,7 @@
 //! with `cargo test --no-default-features`. `node` is the only module that says `#[napi]`.
 
 pub mod brain;
+pub mod bridge;
 pub mod config;
 pub mod diag;
 pub mod extension;

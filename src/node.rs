@@ -1,9 +1,10 @@
 //! The N-API boundary: converts JS values to core types and back, nothing else.
 
 use crate::extension::{Extension, STATE_CREATIONS};
+use crate::mcp::McpError;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 
 /// A tool as pi registers it (`pi.registerTool`), minus `execute`.
@@ -12,16 +13,20 @@ pub struct ToolDescriptor {
     pub name: String,
     pub label: String,
     pub description: String,
-    pub prompt_snippet: String,
-    pub prompt_guidelines: Vec<String>,
-    /// JSON Schema of the arguments, passed to pi wrapped in TypeBox's `Type.Unsafe`.
+    pub prompt_snippet: Option<String>,
+    pub prompt_guidelines: Option<Vec<String>>,
+    /// JSON Schema of the arguments (for MemPalace tools: the server's `inputSchema`, unchanged),
+    /// passed to pi wrapped in TypeBox's `Type.Unsafe`.
     pub parameters: Value,
 }
 
-/// What a tool answered: the text the model reads.
+/// What a tool answered.
 #[napi(object)]
 pub struct ToolReply {
+    /// The text blocks joined: for a voice tool, exactly the contract's reply.
     pub text: String,
+    /// pi content blocks (`{type: "text", text}` or `{type: "image", data, mimeType}`).
+    pub content: Vec<Value>,
 }
 
 /// Facts about the process-wide native state, for tests and benchmarks.
@@ -39,100 +44,163 @@ pub struct NativeStats {
     pub turn_writes_in_flight: u32,
     pub song_catalogue_fetches: u32,
     pub calls_in_flight: u32,
+    pub palace_enabled: bool,
+    pub palace_connected: bool,
+    pub palace_tools: u32,
+    pub mcp_spawns: u32,
+    pub mcp_respawns: u32,
+    pub mcp_child_pid: Option<u32>,
+    pub stderr_lines_dropped: u32,
 }
 
-/// Builds the native state if this process has none yet (one per process, reused by `/reload`)
-/// and opens brain.db in the background so the first voice turn doesn't pay for it. Never blocks.
+/// Builds the native state if this process has none yet (one per process, reused by `/reload`),
+/// opens brain.db and starts the MemPalace handshake in the background. Never blocks.
 #[napi]
 pub fn init() -> NativeStats {
     let ext = Extension::get();
-    static WARMED: std::sync::Once = std::sync::Once::new();
-    if let Some(voice) = &ext.voice {
-        WARMED.call_once(|| {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        if let Some(voice) = &ext.voice {
             let brain = voice.brain.clone();
             spawn_blocking(move || {
                 if let Err(e) = brain.warm_up() {
                     e.report(&format!("brain.db unavailable at {}", brain.path().display()));
                 }
             });
-        });
-    }
+        }
+        if let Some(bridge) = ext.bridge.clone() {
+            spawn(async move {
+                let _ = bridge.connect().await;
+            });
+        }
+    });
     stats()
 }
 
-/// The tools this process offers, in registration order.
-#[napi]
-pub fn tool_descriptors() -> Vec<ToolDescriptor> {
-    let ext = Extension::get();
-    if ext.voice.is_none() {
-        return Vec::new();
+fn descriptor(d: crate::voice::descriptors::Descriptor) -> ToolDescriptor {
+    ToolDescriptor {
+        name: d.name.into(),
+        label: d.label.into(),
+        description: d.description.into(),
+        prompt_snippet: Some(d.prompt_snippet.into()),
+        prompt_guidelines: Some(d.prompt_guidelines.iter().map(|s| s.to_string()).collect()),
+        parameters: d.parameters,
     }
-    crate::voice::descriptors::voice_tools()
+}
+
+fn palace_descriptors(tools: Vec<crate::palace::cache::CachedTool>) -> Vec<ToolDescriptor> {
+    let voice = crate::voice::descriptors::voice_tools();
+    tools
         .into_iter()
-        .map(|d| ToolDescriptor {
-            name: d.name.into(),
-            label: d.label.into(),
-            description: d.description.into(),
-            prompt_snippet: d.prompt_snippet.into(),
-            prompt_guidelines: d.prompt_guidelines.iter().map(|s| s.to_string()).collect(),
-            parameters: d.parameters,
+        .filter(|t| !voice.iter().any(|v| v.name == t.name))
+        .map(|t| ToolDescriptor {
+            label: t.name.clone(),
+            name: t.name,
+            description: t.description.unwrap_or_default(),
+            prompt_snippet: None,
+            prompt_guidelines: None,
+            parameters: t.input_schema,
         })
         .collect()
 }
 
-/// Runs one tool with the model's arguments. Expected failures (bad input, a service down, an
-/// empty database) resolve with the contract's reply; only an unknown tool, a cancelled call or
-/// an internal fault rejects. `callId`, when given, lets `cancelCall` abort the wait.
+/// The tools to register at load: the voice tools, and the MemPalace tools from the cached
+/// `tools/list` (so pi's startup never waits for the palace).
+#[napi]
+pub fn tool_descriptors() -> Vec<ToolDescriptor> {
+    let ext = Extension::get();
+    let mut out: Vec<ToolDescriptor> = match ext.voice {
+        Some(_) => crate::voice::descriptors::voice_tools().into_iter().map(descriptor).collect(),
+        None => Vec::new(),
+    };
+    if let Some(bridge) = &ext.bridge {
+        out.extend(palace_descriptors(bridge.known_tools()));
+    }
+    out
+}
+
+/// Resolves with the MemPalace server's own tool list once the background handshake is done
+/// (empty when the palace can't be had). The entry registers those it doesn't have yet.
+#[napi]
+pub async fn palace_tools() -> Vec<ToolDescriptor> {
+    match Extension::get().bridge.clone() {
+        Some(b) => b.connect().await.map(palace_descriptors).unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+fn text_reply(text: String) -> ToolReply {
+    ToolReply { content: vec![json!({"type": "text", "text": text})], text }
+}
+
+/// Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
+/// for bad input or a service that is down; a MemPalace tool rejects with the server's message
+/// when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
 #[napi]
 pub async fn call_tool(name: String, params: Option<Value>, call_id: Option<u32>) -> Result<ToolReply> {
     let ext = Extension::get();
     let args = params.unwrap_or(Value::Null);
-    let voice = ext.voice.clone();
-    let tool = name.clone();
+    let cancelled = call_id.map(|id| ext.track(id));
+    let result = match (&ext.voice, &ext.bridge) {
+        (Some(voice), _) if crate::voice::descriptors::is_voice_tool(&name) => call_voice(voice.clone(), &name, args, cancelled).await,
+        (_, Some(bridge)) => call_palace(bridge.clone(), &name, args, cancelled).await,
+        _ => Err(Error::new(Status::InvalidArg, format!("unknown tool: {name}"))),
+    };
+    if let Some(id) = call_id {
+        ext.untrack(id);
+    }
+    result
+}
+
+async fn call_voice(voice: std::sync::Arc<crate::voice::Voice>, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<ToolReply> {
+    let tool = name.to_string();
     // Spawned, so that a panic inside a tool becomes an error here instead of taking pi down.
-    let mut task = tokio::spawn(async move {
-        match voice {
-            Some(v) => v.call(&tool, &args).await,
-            None => None,
-        }
-    });
-    let outcome = match call_id.map(|id| ext.track(id)) {
+    let mut task = tokio::spawn(async move { voice.call(&tool, &args).await });
+    let outcome = match cancelled {
         None => (&mut task).await,
-        Some(cancelled) => {
-            let r = tokio::select! {
-                r = &mut task => Some(r),
-                _ = cancelled => None,
-            };
-            ext.untrack(call_id.unwrap_or_default());
-            match r {
-                Some(r) => r,
-                None => {
-                    task.abort();
-                    return Err(Error::new(Status::Cancelled, format!("{name}: aborted")));
-                }
+        Some(cancelled) => tokio::select! {
+            r = &mut task => r,
+            _ = cancelled => {
+                task.abort();
+                return Err(Error::new(Status::Cancelled, format!("{name}: aborted")));
             }
-        }
+        },
     };
     match outcome {
-        Ok(Some(text)) => Ok(ToolReply { text }),
+        Ok(Some(text)) => Ok(text_reply(text)),
         Ok(None) => Err(Error::new(Status::InvalidArg, format!("unknown tool: {name}"))),
         Err(e) => Err(Error::new(Status::GenericFailure, format!("internal error in {name}: {e}"))),
     }
 }
 
-/// Aborts the wait of a call started with `callId` (pi's AbortSignal fired). Returns false when
-/// that call already finished.
+async fn call_palace(bridge: std::sync::Arc<crate::bridge::Bridge>, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<ToolReply> {
+    match bridge.call(name, args, cancelled).await {
+        Ok(r) if r.is_error => Err(Error::new(Status::GenericFailure, crate::bridge::text_of(&r))),
+        Ok(r) => Ok(ToolReply { text: crate::bridge::text_of(&r), content: crate::bridge::to_pi_content(&r) }),
+        Err(McpError::Cancelled) => Err(Error::new(Status::Cancelled, format!("{name}: aborted"))),
+        Err(e) => Err(Error::new(Status::GenericFailure, e.to_string())),
+    }
+}
+
+/// Aborts a call started with `callId` (pi's AbortSignal fired). Returns false when that call
+/// already finished.
 #[napi]
 pub fn cancel_call(call_id: u32) -> bool {
     Extension::get().cancel(call_id)
 }
 
-/// pi's `agent_end`: queues the turn's conversation row and returns at once. Returns true when a
-/// write was queued (false: nothing to log, a repeat of a logged turn, or voice tools off).
-/// Never throws: odd input is reported on stderr.
+/// pi's `agent_end`: queues the turn's conversation row and a debounced transcript feed, and
+/// returns at once. Returns true when a row write was queued (false: nothing to log, a repeat of a
+/// logged turn, or voice tools off). Never throws: odd input is reported on stderr.
 #[napi]
 pub fn log_turn(env: Env, messages: Unknown) -> bool {
-    let Some(voice) = Extension::get().voice.clone() else { return false };
+    let ext = Extension::get();
+    if let Some(bridge) = ext.bridge.clone().filter(|b| !b.has_settled_event()) {
+        spawn(async move {
+            bridge.settled().await;
+        });
+    }
+    let Some(voice) = ext.voice.clone() else { return false };
     let messages: Value = match env.from_js_value(messages) {
         Ok(v) => v,
         Err(e) => {
@@ -150,7 +218,7 @@ pub fn log_turn(env: Env, messages: Unknown) -> bool {
 }
 
 /// Resolves when every queued conversation row has been written and queued diagnostics have
-/// reached stderr (awaited on `session_shutdown`, so pi's exit loses neither).
+/// reached stderr.
 #[napi]
 pub async fn flush_turn_log() {
     if let Some(voice) = Extension::get().voice.clone() {
@@ -159,12 +227,59 @@ pub async fn flush_turn_log() {
     let _ = tokio::task::spawn_blocking(|| crate::diag::flush(std::time::Duration::from_secs(1))).await;
 }
 
+/// pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,
+/// `agent_end` stops triggering feeds.
+#[napi]
+pub fn palace_settled() {
+    if let Some(bridge) = Extension::get().bridge.clone() {
+        bridge.mark_settled_event();
+        spawn(async move {
+            bridge.settled().await;
+        });
+    }
+}
+
+/// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`).
+#[napi]
+pub fn palace_session_start(reason: String) {
+    if let Some(b) = &Extension::get().bridge {
+        b.session_start(&reason);
+    }
+}
+
+/// pi's `before_agent_start`: the wake-up text on the first prompt of a fresh session, else null.
+/// Bounded by the request timeout: never holds the prompt hostage.
+#[napi]
+pub async fn palace_wakeup() -> Option<String> {
+    let bridge = Extension::get().bridge.clone()?;
+    bridge.wakeup().await
+}
+
+/// The user message `/mempalace-diary [topic]` sends (null when the bridge is off).
+#[napi]
+pub fn palace_diary_prompt(topic: String) -> Option<String> {
+    Extension::get().bridge.as_ref().map(|b| b.diary_prompt(&topic))
+}
+
+/// pi's `session_shutdown`: writes queued conversation rows, feeds the session's transcripts to
+/// the palace (bounded by the feed timeouts) and, on `quit`, stops the MemPalace server.
+#[napi]
+pub async fn session_shutdown(reason: String) {
+    let ext = Extension::get();
+    if let Some(bridge) = ext.bridge.clone() {
+        bridge.session_shutdown(&reason).await;
+    }
+    flush_turn_log().await;
+}
+
 /// Counters of the process-wide state.
 #[napi]
 pub fn stats() -> NativeStats {
     let ext = Extension::get();
     let n = |a: &std::sync::atomic::AtomicUsize| a.load(Ordering::Relaxed) as u32;
     let v = ext.voice.as_deref();
+    let b = ext.bridge.as_deref();
+    let mcp = b.map(|b| b.client.stats());
     NativeStats {
         state_creations: n(&STATE_CREATIONS),
         voice_enabled: v.is_some(),
@@ -177,5 +292,12 @@ pub fn stats() -> NativeStats {
         turn_writes_in_flight: v.map_or(0, |v| v.log.in_flight() as u32),
         song_catalogue_fetches: v.and_then(|v| v.admin.as_ref()).map_or(0, |a| n(&a.catalogue_fetches)),
         calls_in_flight: ext.calls_in_flight() as u32,
+        palace_enabled: b.is_some(),
+        palace_connected: mcp.as_ref().is_some_and(|s| s.connected),
+        palace_tools: b.map_or(0, |b| b.known_tools().len() as u32),
+        mcp_spawns: mcp.as_ref().map_or(0, |s| s.spawns as u32),
+        mcp_respawns: mcp.as_ref().map_or(0, |s| s.respawns as u32),
+        mcp_child_pid: mcp.as_ref().and_then(|s| s.child_pid),
+        stderr_lines_dropped: n(&crate::diag::DROPPED),
     }
 }

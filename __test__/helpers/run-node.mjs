@@ -26,7 +26,7 @@ export function runNode(body, env = {}, { timeoutMs = 20000 } = {}) {
       (e) => { process.stderr.write('\\n@@ERROR@@' + (e && e.stack || e) + '\\n'); process.exitCode = 1; });
   `;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, MEMPALACE_BRIDGE: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));

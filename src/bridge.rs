@@ -1,0 +1,220 @@
+//! The MemPalace bridge, assembled: the MCP client (`mcp`) behind the palace logic (`palace`).
+//!
+//! pi's startup never waits for the palace: tools are described from the cached `tools/list` at
+//! once, the handshake runs in the background, and the first call waits for it (up to the init
+//! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
+
+use crate::mcp::{CallResult, McpClient, McpConfig, McpError};
+use crate::palace::cache::{self, CachedTool};
+use crate::palace::feed::{FeedOutcome, Feeder};
+use crate::palace::wakeup::{compose_wakeup, WakeupGate};
+use crate::palace::{PalaceCaller, PalaceConfig};
+use serde_json::{json, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Wake-up is bounded by the request timeout; with `MEMPALACE_MCP_TIMEOUT_MS=0` (none) by this.
+const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct Bridge {
+    pub cfg: PalaceConfig,
+    pub client: Arc<McpClient>,
+    cache_path: std::path::PathBuf,
+    cache_key: String,
+    /// The last tool list known: from the cache file at load, replaced by the server's own.
+    // A std Mutex: swapped or cloned, never held across an await.
+    tools: Mutex<Vec<CachedTool>>,
+    /// The background handshake, shared by everyone who waits for it.
+    connected: tokio::sync::OnceCell<Result<Vec<CachedTool>, String>>,
+    pub wakeup: WakeupGate,
+    pub feeder: Feeder,
+    shut_down: AtomicBool,
+    /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
+    settled_event: AtomicBool,
+}
+
+/// [`PalaceCaller`] over the MCP client: text blocks joined, `isError` and JSON-RPC errors as Err.
+struct ClientCaller(Arc<McpClient>);
+
+impl PalaceCaller for ClientCaller {
+    fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
+        Box::pin(async move {
+            // A caller's shorter deadline cancels the call on the server too (notifications/cancelled).
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let timer = timeout.map(|t| {
+                tokio::spawn(async move {
+                    tokio::time::sleep(t).await;
+                    let _ = tx.send(());
+                })
+            });
+            let r = self.0.call_tool(tool, args, Some(rx)).await;
+            if let Some(t) = timer {
+                t.abort();
+            }
+            match r {
+                Ok(res) if res.is_error => Err(text_of(&res)),
+                Ok(res) => Ok(text_of(&res)),
+                Err(McpError::Cancelled) => Err(format!("{tool} timed out after {} ms", timeout.unwrap_or_default().as_millis())),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+    }
+}
+
+/// The text blocks of an MCP result, joined with newlines.
+pub fn text_of(r: &CallResult) -> String {
+    r.content.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("text")).filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+}
+
+/// MCP content blocks → pi content blocks: text and images as they are, anything else (audio,
+/// resources) as its JSON text so the model still sees it.
+pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
+    r.content
+        .iter()
+        .map(|b| match b.get("type").and_then(Value::as_str) {
+            Some("text") => json!({"type": "text", "text": b.get("text").and_then(Value::as_str).unwrap_or_default()}),
+            Some("image") => json!({"type": "image", "data": b.get("data").cloned().unwrap_or_default(), "mimeType": b.get("mimeType").cloned().unwrap_or_default()}),
+            _ => json!({"type": "text", "text": b.to_string()}),
+        })
+        .collect()
+}
+
+impl Bridge {
+    /// Builds the bridge from the environment; `None` when `MEMPALACE_BRIDGE=0`. Reads the
+    /// tool cache (a small file) but starts nothing.
+    pub fn from_env() -> Option<Arc<Bridge>> {
+        let (cfg, warnings) = PalaceConfig::from_env();
+        let (mcp, mcp_warnings) = McpConfig::from_env();
+        for w in warnings.iter().chain(&mcp_warnings) {
+            crate::diag!("{w}");
+        }
+        cfg.enabled.then(|| Arc::new(Bridge::new(cfg, mcp)))
+    }
+
+    pub fn new(cfg: PalaceConfig, mcp: McpConfig) -> Bridge {
+        let cache_key = match &mcp.remote_url {
+            Some(url) => cache::key_for_url(url),
+            None => cache::key_for_command(&mcp.bin, &mcp.args),
+        };
+        let cache_path = cfg.tools_cache_path();
+        let cached = cache::load(&cache_path, &cache_key).unwrap_or_default();
+        let client = McpClient::new(mcp);
+        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(client.clone())));
+        Bridge {
+            cfg,
+            client,
+            cache_path,
+            cache_key,
+            tools: Mutex::new(cached),
+            connected: tokio::sync::OnceCell::new(),
+            wakeup: WakeupGate::new(),
+            feeder,
+            shut_down: AtomicBool::new(false),
+            settled_event: AtomicBool::new(false),
+        }
+    }
+
+    /// The tools known right now (the cache until the server has answered).
+    pub fn known_tools(&self) -> Vec<CachedTool> {
+        self.tools.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Connects (once; concurrent callers share it) and returns the server's tools, refreshing the
+    /// cache file when they changed. A failure is said once on stderr and remembered: pi goes on
+    /// without palace tools, and calls still try (the client self-heals within its budget).
+    pub async fn connect(&self) -> Result<Vec<CachedTool>, String> {
+        self.connected
+            .get_or_init(|| async {
+                let t0 = Instant::now();
+                match self.client.connect().await {
+                    Ok(list) => {
+                        let tools: Vec<CachedTool> =
+                            list.into_iter().map(|t| CachedTool { name: t.name, description: t.description, input_schema: t.input_schema }).collect();
+                        let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
+                        if changed {
+                            if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
+                                crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
+                            }
+                            *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools.clone();
+                        }
+                        if self.client.config().debug {
+                            crate::diag!("mempalace: connected to {} in {} ms, {} tools", self.client.config().target(), t0.elapsed().as_millis(), tools.len());
+                        }
+                        Ok(tools)
+                    }
+                    Err(e) => {
+                        crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
+                        Err(e.to_string())
+                    }
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// Whether `name` is a palace tool we know of.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tools.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|t| t.name == name)
+    }
+
+    /// One palace tool call for pi; waits for the background handshake first.
+    pub async fn call(&self, name: &str, args: Value, cancel: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<CallResult, McpError> {
+        let args = if args.is_object() { args } else { json!({}) };
+        self.client.call_tool(name, args, cancel).await
+    }
+
+    /// pi's `session_start`.
+    pub fn session_start(&self, reason: &str) {
+        self.wakeup.session_start(reason);
+    }
+
+    /// pi's first `before_agent_start` of a fresh session: the wake-up text, or None (not fresh,
+    /// already done, or the palace didn't answer within the request timeout).
+    pub async fn wakeup(&self) -> Option<String> {
+        if !self.wakeup.take() {
+            return None;
+        }
+        let timeout = self.client.config().timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        let caller = ClientCaller(self.client.clone());
+        tokio::time::timeout(timeout, async {
+            // The handshake counts against the same bound: a cold palace doesn't hold the prompt.
+            self.connect().await.ok()?;
+            compose_wakeup(&caller, &self.cfg.agent_name, timeout).await
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// The `/mempalace-diary [topic]` user message.
+    pub fn diary_prompt(&self, topic: &str) -> String {
+        let topic = topic.trim();
+        crate::palace::diary::diary_prompt(&self.cfg.agent_name, (!topic.is_empty()).then_some(topic))
+    }
+
+    /// pi's `session_shutdown`: feeds the transcripts; on `quit` then stops the server. Bounded by
+    /// the feed's own timeouts; never fails.
+    pub async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
+        let outcome = self.feeder.shutdown(reason).await;
+        if reason == "quit" && !self.shut_down.swap(true, Ordering::SeqCst) {
+            self.client.shutdown().await;
+        }
+        outcome
+    }
+
+    pub fn mark_settled_event(&self) {
+        self.settled_event.store(true, Ordering::Relaxed);
+    }
+
+    pub fn has_settled_event(&self) -> bool {
+        self.settled_event.load(Ordering::Relaxed)
+    }
+
+    /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
+    pub async fn settled(&self) -> FeedOutcome {
+        self.feeder.settled().await
+    }
+}
