@@ -64,6 +64,8 @@ export async function startMockModel({ responder } = {}) {
     /** Plans for the next requests, in order. */
     enqueue(...plans) { queue.push(...plans); },
     get pending() { return queue.length; },
+    /** Drops the plans not asked for yet and returns them. */
+    clearQueue() { return queue.splice(0); },
     setResponder(fn) { respond = fn; },
     /** Resolves once at least `n` requests have arrived (bounded). */
     waitForRequests(n, timeoutMs = 10_000) {
