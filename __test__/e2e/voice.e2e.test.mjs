@@ -303,12 +303,15 @@ describe('/reload keeps one native state', () => {
 
     // From outside: the very same descriptors on brain.db (one writer, not a second connection set).
     expect(fdsAfter).toEqual(fdsBefore);
+    // ...and they are the process's only connections: one descriptor on the main file per connection opened.
+    expect(fdsAfter.filter((f) => f.target === home.brainDb).length).toBe(statsAfter.brainWriterOpens + statsAfter.brainReaderOpens);
     // The play_song catalogue cache (native state) survived: one catalogue fetch for both rounds.
     expect(home.xiaozhi.requests.filter((r) => r.path === '/xiaozhi/admin/songs').length).toBe(1);
     // One conversation row per turn across the reload: no doubled agent_end handler.
     expect(conversationRows(home.brainDb).length).toBe(ROUND.length * 2);
     // And from the inside, the native counters agree.
     expect(statsAfter.stateCreations).toBe(1);
+    expect(statsAfter.brainWriterOpens).toBe(1);
     expect(statsAfter.brainWriterOpens).toBe(statsBefore.brainWriterOpens);
     expect(statsAfter.brainReaderOpens).toBe(statsBefore.brainReaderOpens);
     expect(statsAfter.songCatalogueFetches).toBe(1);
