@@ -79,7 +79,7 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
 
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => { exit = { code, signal }; resolve(exit); for (const l of listeners) l(); }));
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => { stderr += d; for (const l of listeners) l(); });
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (d) => {
     buf += d;
@@ -153,6 +153,11 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
     /** Waits for an event matching `pred` among those recorded from index `from` on. */
     waitForEvent(pred, { from = 0, ms = timeoutMs, what = 'event' } = {}) {
       return until(() => events.slice(from).find(pred), what, ms);
+    },
+
+    /** Waits for a complete stderr line matching `re` after character offset `from` (stderr is a separate pipe: not ordered with stdout). */
+    waitForStderr(re, { from = 0, ms = timeoutMs } = {}) {
+      return until(() => stderr.slice(from).split('\n').slice(0, -1).find((l) => re.test(l)), `stderr line ${re}`, ms);
     },
 
     /**

@@ -266,9 +266,12 @@ describe('/reload keeps one native state', () => {
     { prompt: 'Keep this.', calls: [{ name: 'remember', args: { fact: 'Reload rounds are counted' }, reply: '(remembered)' }], say: 'Kept.' },
     { prompt: 'Ask the big brain.', calls: [{ name: 'think_hard', args: { question: 'Why is the sky blue?' }, reply: 'Rayleigh scattering.' }], say: 'Scattering.' },
   ];
-  const nativeStats = () => {
-    const lines = pi.stderr.split('\n').filter((l) => l.startsWith('[e2e-native-stats] '));
-    return JSON.parse(lines.at(-1).slice('[e2e-native-stats] '.length));
+  // The helper extension prints the counters on stderr, which is not ordered with the RPC response.
+  const nativeStats = async () => {
+    const from = pi.stderr.length;
+    await pi.send({ type: 'prompt', message: '/e2e-native-stats' });
+    const line = await pi.waitForStderr(/^\[e2e-native-stats\] /, { from });
+    return JSON.parse(line.slice('[e2e-native-stats] '.length));
   };
 
   beforeAll(async () => {
@@ -288,8 +291,7 @@ describe('/reload keeps one native state', () => {
     for (const t of ROUND) await voiceTurn(pi, mock, home, t, turnNo, turnNo++);
     const fdsBefore = openFdsTo(pi.pid, brainPrefix);
     expect(fdsBefore.length).toBeGreaterThan(0);
-    await pi.send({ type: 'prompt', message: '/e2e-native-stats' });
-    const statsBefore = nativeStats();
+    const statsBefore = await nativeStats();
 
     const res = await pi.send({ type: 'prompt', message: '/e2e-reload' }); // answered once the reload is done
     expect(res.success).toBe(true);
@@ -298,8 +300,7 @@ describe('/reload keeps one native state', () => {
 
     for (const t of ROUND) await voiceTurn(pi, mock, home, t, turnNo, turnNo++);
     const fdsAfter = openFdsTo(pi.pid, brainPrefix);
-    await pi.send({ type: 'prompt', message: '/e2e-native-stats' });
-    const statsAfter = nativeStats();
+    const statsAfter = await nativeStats();
 
     // From outside: the very same descriptors on brain.db (one writer, not a second connection set).
     expect(fdsAfter).toEqual(fdsBefore);
