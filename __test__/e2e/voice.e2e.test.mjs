@@ -125,6 +125,10 @@ const TURNS = [
     { name: 'think_hard', args: { question: 'How far is the moon?' }, reply: 'About 384,400 km.' },
     { name: 'take_photo', args: {}, reply: 'A child holding a red balloon.' },
   ], say: 'Far away, and a balloon.' },
+  // Fail closed: the review classifier answering garbage holds the fact for review.
+  { prompt: 'One more thing about Bob.', calls: [{ name: 'remember_person', args: { name: 'Bob', fact: 'Bob has a brother called Sam' }, reply: '(saved — a grown-up will check that)' }], say: 'A grown-up will check.',
+    setup: (home) => home.behaviour.route('GET /api/voice/person_review_status', (_q, res) => json(res, 500, 'Internal Server Error')),
+    check: (home) => home.behaviour.route('GET /api/voice/person_review_status', (_q, res, e) => json(res, 200, { person_id: e.query.person_id, needs_review: e.query.person_id.toLowerCase() !== 'bob' })) },
   { prompt: 'Thanks, bye!', say: 'Bye bye!' },
 ];
 
@@ -167,7 +171,7 @@ describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () 
 
     // The services saw what the tools were asked, and nothing else.
     const review = home.behaviour.requests.filter((r) => r.path === '/api/voice/person_review_status');
-    expect(review.map((r) => r.query.person_id)).toEqual(['Bob', 'Mia']);
+    expect(review.map((r) => r.query.person_id)).toEqual(['Bob', 'Mia', 'Bob']);
     expect(home.xiaozhi.requests.filter((r) => r.path === '/xiaozhi/admin/songs').length, 'song catalogue cached').toBe(1);
     expect(home.llama.requests.length).toBe(3);
     // remember / remember_person rows, as the contract writes them.
@@ -176,6 +180,7 @@ describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () 
     expect(byContent("Dotty's favourite colour is teal")).toMatchObject({ category: 'core', namespace: 'voice', importance: 0.7 });
     expect(byContent('Bob builds model trains')).toMatchObject({ namespace: 'person:bob', importance: 0.7 });
     expect(byContent('Mia is scared of thunder')).toMatchObject({ namespace: 'person_pending:mia', importance: 0.7 });
+    expect(byContent('Bob has a brother called Sam')).toMatchObject({ namespace: 'person_pending:bob', importance: 0.7 });
     for (const r of all.filter((x) => !x.id.startsWith('fixture-'))) {
       expect(r.key).toMatch(new RegExp(`^voice_${r.category}_${r.created_at.replace(/[.]/g, '\\.')}_${r.id.slice(0, 8)}$`));
       expect(r.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -241,6 +246,7 @@ describe('abort mid-tool', () => {
     expect(mock.clearQueue()).toHaveLength(1); // the plan that was never asked for
     const last = t.agentEnd.messages.filter((m) => m.role === 'assistant').at(-1);
     expect(last.stopReason).toBe('aborted');
+    expect(t.toolEnds.map((e) => [e.toolName, e.isError])).toEqual([['think_hard', true]]);
     expect(pi.uiRequests).toEqual([]);
   }, 30_000);
 
