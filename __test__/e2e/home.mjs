@@ -1,6 +1,7 @@
 // Dotty's home services for an end-to-end run, in-process on port 0 (reusing ../helpers/services.mjs):
 // dotty-behaviour, llama-swap (the think_hard model) and xiaozhi-server's admin API, plus a brain.db
 // fixture. `env` is what the pi process needs to reach them.
+import fs from 'node:fs';
 import path from 'node:path';
 import { startService, json } from '../helpers/services.mjs';
 import { makeBrain, tempDir } from '../helpers/brain.mjs';
@@ -34,6 +35,9 @@ export async function startHome({ brainRows = [], approved = ['bob'], photo = 'A
   };
   return {
     behaviour, llama, xiaozhi, brainDb, env,
-    async close() { await Promise.all([behaviour.close(), llama.close(), xiaozhi.close()]); },
+    async close() {
+      await Promise.all([behaviour.close(), llama.close(), xiaozhi.close()]);
+      if (!process.env.E2E_KEEP_TMP) fs.rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

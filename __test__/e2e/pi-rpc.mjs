@@ -37,12 +37,14 @@ export function modelsJson(baseUrl) {
  *   cli                       path of pi's dist/cli.js (default 0.74.0)
  *   env                       extra environment (passed through as is)
  *   session: boolean          keep session files (default false → --no-session)
- *   home                      reuse a HOME (e.g. to resume a session); default a fresh temp dir
+ *   home                      reuse a HOME (e.g. to resume a session); default a fresh temp dir,
+ *                             removed by close() unless keepHome (or env E2E_KEEP_TMP=1)
  *   args: string[]            more CLI arguments
  *   timeoutMs                 default bound for every wait (default 20 s)
  */
-export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI['0.74.0'], env = {}, session = false, home, args = [], timeoutMs = 20_000, cwd } = {}) {
+export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI['0.74.0'], env = {}, session = false, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
   if (!modelBaseUrl) throw new Error('startPi: modelBaseUrl is required');
+  const ownHome = !home; // a HOME made here is removed on close() (pass `home` to keep/reuse one)
   home ??= fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-pi-home-'));
   const agentDir = path.join(home, '.pi', 'agent');
   const sessionDir = path.join(home, 'sessions');
@@ -183,11 +185,13 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
 
     /** Ends stdin (how the voice client stops pi) and waits for the exit (bounded, then SIGKILL). */
     async close(ms = 10_000) {
-      if (exit) return exit;
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-      await exited;
-      clearTimeout(timer);
+      if (!exit) {
+        child.stdin.end();
+        const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (ownHome && !keepHome) fs.rmSync(home, { recursive: true, force: true });
       return exit;
     },
     exited,
