@@ -140,11 +140,11 @@ describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () 
     pi = await startPi({ modelBaseUrl: mock.baseUrl, env: home.env });
     await ready(pi);
     startTick = startTicks(pi.pid);
-  });
+  }, 60_000);
   afterAll(async () => {
     await pi?.close();
     await Promise.all([mock?.close(), home?.close()]);
-  });
+  }, 30_000);
 
   it(`answers ${TURNS.length} consecutive turns, every tool reply reaching the model verbatim, one log row per turn`, async () => {
     const rowsAtStart = conversationRows(home.brainDb).length;
@@ -200,7 +200,7 @@ describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () 
 
   it('exits 0 when stdin closes', async () => {
     expect(await pi.close()).toEqual({ code: 0, signal: null });
-  });
+  }, 30_000);
 });
 
 describe('abort mid-tool', () => {
@@ -208,13 +208,14 @@ describe('abort mid-tool', () => {
   beforeAll(async () => {
     mock = await startMockModel();
     home = await startHome();
-    pi = await startPi({ modelBaseUrl: mock.baseUrl, env: { ...home.env, VOICE_THINKER_TIMEOUT: '30' } });
+    // As a voice deployment would run it: pi's coding tools off, only the extension's tools offered.
+    pi = await startPi({ modelBaseUrl: mock.baseUrl, env: { ...home.env, VOICE_THINKER_TIMEOUT: '30' }, args: ['--no-builtin-tools'] });
     await ready(pi);
-  });
+  }, 60_000);
   afterAll(async () => {
     await pi?.close();
     await Promise.all([mock?.close(), home?.close()]);
-  });
+  }, 30_000);
 
   it('RPC abort during a stalled think_hard closes the request to llama-swap at once and ends the turn', async () => {
     let closedAt = null;
@@ -243,6 +244,7 @@ describe('abort mid-tool', () => {
     expect(closedAt - abortAt, 'request closed well before VOICE_THINKER_TIMEOUT (30 s)').toBeLessThan(2000);
     expect(endedAt - abortAt, 'turn ended promptly').toBeLessThan(2000);
     expect(mock.requests.length, 'no model request after the abort').toBe(1);
+    expect(mock.requests[0].body.tools.map((x) => x.function.name).sort()).toEqual(['memory_lookup', 'play_song', 'recall_person', 'remember', 'remember_person', 'take_photo', 'think_hard']);
     expect(mock.clearQueue()).toHaveLength(1); // the plan that was never asked for
     const last = t.agentEnd.messages.filter((m) => m.role === 'assistant').at(-1);
     expect(last.stopReason).toBe('aborted');
@@ -260,7 +262,7 @@ describe('abort mid-tool', () => {
     expect(mock.requests[n0 + 1].body.messages.at(-1)).toEqual({ role: 'tool', content: 'Infinity is not a number.', tool_call_id: 'call_again' });
     expect(pi.pid).toBe(pid);
     expect(pi.alive).toBe(true);
-  });
+  }, 30_000);
 });
 
 describe('/reload keeps one native state', () => {
@@ -285,11 +287,11 @@ describe('/reload keeps one native state', () => {
     home = await startHome({ brainRows: FIXTURE_ROWS });
     pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [root, RELOAD_EXT], env: { ...home.env, DOTTY_E2E_PACKAGE_DIR: root } });
     await ready(pi);
-  });
+  }, 60_000);
   afterAll(async () => {
     await pi?.close();
     await Promise.all([mock?.close(), home?.close()]);
-  });
+  }, 30_000);
 
   it('tools answer identically after /reload, brain.db keeps the same open descriptors, no second state', async () => {
     const brainPrefix = home.brainDb; // brain.db, brain.db-wal, brain.db-shm
