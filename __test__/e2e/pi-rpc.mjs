@@ -73,6 +73,7 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
   const uiRequests = [];
   const badLines = [];
   const responses = new Map();
+  const allResponses = [];
   const listeners = new Set();
   let stderr = '';
   let buf = '';
@@ -95,6 +96,7 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
       try { rec = JSON.parse(line); } catch { badLines.push(line); continue; }
       rec.__t = performance.now();
       if (rec.type === 'response') {
+        allResponses.push(rec); // pi answers some errors (e.g. an unknown command) without the id
         if (rec.id !== undefined) responses.set(rec.id, rec);
       } else {
         events.push(rec);
@@ -139,6 +141,7 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
     events,
     uiRequests,
     badLines,
+    responses: allResponses,
     get stderr() { return stderr; },
     get exit() { return exit; },
     get alive() { return exit === null; },
@@ -150,6 +153,14 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
       const res = await until(() => responses.get(id), `response to ${cmd.type} (${id})`, ms);
       responses.delete(id);
       return res;
+    },
+
+    /** Writes a command without waiting (for commands pi may answer without their id). */
+    write,
+
+    /** Waits for a response matching `pred` among all responses from index `from` on. */
+    waitForResponse(pred, { from = 0, ms = timeoutMs, what = 'response' } = {}) {
+      return until(() => allResponses.slice(from).find(pred), what, ms);
     },
 
     /** Waits for an event matching `pred` among those recorded from index `from` on. */

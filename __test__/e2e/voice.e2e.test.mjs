@@ -329,6 +329,27 @@ describe('/reload keeps one native state', () => {
   }, 60_000);
 });
 
+describe('pi 0.74.0 RPC mode and the built-in /reload', () => {
+  it('has no reload command: a "/reload" prompt is plain user text for the model (why /e2e-reload exists)', async () => {
+    const mock = await startMockModel({ responder: (body) => ({ text: `echo ${lastUserText(body)}` }) });
+    const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [] });
+    try {
+      await ready(pi);
+      const t = await pi.prompt('/reload');
+      expect(lastUserText(mock.requests[0].body)).toBe('/reload');
+      expect(t.text).toBe('echo /reload');
+      const from = pi.responses.length;
+      pi.write({ id: 'r1', type: 'reload' });
+      const unknown = await pi.waitForResponse((r) => r.command === 'reload', { from });
+      expect(unknown).toMatchObject({ success: false, error: 'Unknown command: reload' });
+      expect(pi.alive).toBe(true);
+    } finally {
+      await pi.close();
+      await mock.close();
+    }
+  }, 60_000);
+});
+
 describe('pi 0.73.1 (@mariozechner/pi-coding-agent)', () => {
   it('loads the package and runs a tool round trip with its log row', async () => {
     expect(fs.existsSync(PI_CLI['0.73.1'])).toBe(true);
