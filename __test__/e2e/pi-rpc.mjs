@@ -1,0 +1,256 @@
+// Runs the real pi in RPC mode (`--mode rpc`) as Dotty's voice client does, against a mock model.
+// - a throwaway HOME and PI_CODING_AGENT_DIR holding models.json for the `mock` provider;
+// - stdout read as JSONL split on "\n" only (never readline: it also splits on U+2028/U+2029);
+// - every `extension_ui_request` is recorded and answered `cancelled: true`, like Dotty's client;
+// - `--no-session` by default; `session: true` keeps session files in `<home>/sessions` (for later
+//   transcript/MemPalace scenarios), `env` is passed through on top of a minimal environment.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const PI_CLI = {
+  '0.74.0': path.join(root, 'node_modules/@earendil-works/pi-coding-agent/dist/cli.js'),
+  '0.73.1': path.join(root, 'node_modules/pi-coding-agent-0731/dist/cli.js'),
+};
+
+export function modelsJson(baseUrl) {
+  return {
+    providers: {
+      mock: {
+        baseUrl,
+        api: 'openai-completions',
+        apiKey: 'mock-key',
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: 'mock-model', reasoning: false, contextWindow: 128000, maxTokens: 4096 }],
+      },
+    },
+  };
+}
+
+/**
+ * Spawns pi. Options:
+ *   modelBaseUrl (required)   e.g. mock.baseUrl
+ *   extensions: string[]      paths given with -e (default: the package folder); [] = no extension
+ *   cli                       path of pi's dist/cli.js (default 0.74.0)
+ *   env                       extra environment (passed through as is)
+ *   session: boolean          keep session files (default false → --no-session)
+ *   home                      reuse a HOME (e.g. to resume a session); default a fresh temp dir,
+ *                             removed by close() unless keepHome (or env E2E_KEEP_TMP=1)
+ *   args: string[]            more CLI arguments
+ *   timeoutMs                 default bound for every wait (default 20 s)
+ */
+export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI['0.74.0'], env = {}, session = false, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
+  if (!modelBaseUrl) throw new Error('startPi: modelBaseUrl is required');
+  const ownHome = !home; // a HOME made here is removed on close() (pass `home` to keep/reuse one)
+  home ??= fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-pi-home-'));
+  const agentDir = path.join(home, '.pi', 'agent');
+  const sessionDir = path.join(home, 'sessions');
+  fs.mkdirSync(agentDir, { recursive: true });
+  fs.writeFileSync(path.join(agentDir, 'models.json'), JSON.stringify(modelsJson(modelBaseUrl), null, 2));
+  const workDir = cwd ?? fs.mkdtempSync(path.join(home, 'cwd-'));
+
+  const argv = [cli, '--mode', 'rpc', '--provider', 'mock', '--model', 'mock-model'];
+  argv.push(...(session ? ['--session-dir', sessionDir] : ['--no-session']));
+  for (const e of extensions) argv.push('-e', e);
+  argv.push(...args);
+
+  const childEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    PI_CODING_AGENT_DIR: agentDir,
+    PI_OFFLINE: '1',
+    PI_TELEMETRY: '0',
+    NO_COLOR: '1',
+    ...env,
+  };
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, argv, { cwd: workDir, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+
+  const events = [];        // every non-response record, in order
+  const uiRequests = [];
+  const badLines = [];
+  const responses = new Map();
+  const allResponses = [];
+  const listeners = new Set();
+  let stderr = '';
+  let buf = '';
+  let exit = null;
+  let seq = 0;
+
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => { exit = { code, signal }; resolve(exit); for (const l of listeners) l(); }));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => { stderr += d; for (const l of listeners) l(); });
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      let line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.endsWith('\r')) line = line.slice(0, -1);
+      if (!line) continue;
+      let rec;
+      try { rec = JSON.parse(line); } catch { badLines.push(line); continue; }
+      rec.__t = performance.now();
+      if (rec.type === 'response') {
+        allResponses.push(rec); // pi answers some errors (e.g. an unknown command) without the id
+        if (rec.id !== undefined) responses.set(rec.id, rec);
+      } else {
+        events.push(rec);
+        if (rec.type === 'extension_ui_request') {
+          uiRequests.push(rec);
+          write({ type: 'extension_ui_response', id: rec.id, cancelled: true });
+        }
+      }
+      for (const l of listeners) l(rec);
+    }
+  });
+  child.stdin.on('error', () => {}); // EPIPE after exit is reported through `exit`
+
+  function write(obj) {
+    if (child.stdin.writable) child.stdin.write(JSON.stringify(obj) + '\n');
+  }
+
+  /** Resolves with the value `test()` returns truthy for, checked on every record (bounded). */
+  function until(test, what, ms = timeoutMs) {
+    const first = test();
+    if (first) return Promise.resolve(first);
+    return new Promise((resolve, reject) => {
+      const l = () => {
+        let v;
+        try { v = test(); } catch (e) { done(); return reject(e); }
+        if (v) { done(); resolve(v); } else if (exit) { done(); reject(new Error(`pi exited (${JSON.stringify(exit)}) while waiting for ${what}\n--- stderr ---\n${stderr}`)); }
+      };
+      const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${ms} ms waiting for ${what}\n--- stderr ---\n${stderr}`)); }, ms);
+      const done = () => { clearTimeout(timer); listeners.delete(l); };
+      listeners.add(l);
+    });
+  }
+
+  const pi = {
+    pid: child.pid,
+    child,
+    home,
+    agentDir,
+    sessionDir,
+    argv,
+    spawnedAt,
+    events,
+    uiRequests,
+    badLines,
+    responses: allResponses,
+    get stderr() { return stderr; },
+    get exit() { return exit; },
+    get alive() { return exit === null; },
+
+    /** Sends a command and resolves with its response (an id is added when missing). */
+    async send(cmd, ms = timeoutMs) {
+      const id = cmd.id ?? `c${++seq}`;
+      write({ ...cmd, id });
+      const res = await until(() => responses.get(id), `response to ${cmd.type} (${id})`, ms);
+      responses.delete(id);
+      return res;
+    },
+
+    /** Writes a command without waiting (for commands pi may answer without their id). */
+    write,
+
+    /** Waits for a response matching `pred` among all responses from index `from` on. */
+    waitForResponse(pred, { from = 0, ms = timeoutMs, what = 'response' } = {}) {
+      return until(() => allResponses.slice(from).find(pred), what, ms);
+    },
+
+    /** Waits for an event matching `pred` among those recorded from index `from` on. */
+    waitForEvent(pred, { from = 0, ms = timeoutMs, what = 'event' } = {}) {
+      return until(() => events.slice(from).find(pred), what, ms);
+    },
+
+    /** Waits for a complete stderr line matching `re` after character offset `from` (stderr is a separate pipe: not ordered with stdout). */
+    waitForStderr(re, { from = 0, ms = timeoutMs } = {}) {
+      return until(() => stderr.slice(from).split('\n').slice(0, -1).find((l) => re.test(l)), `stderr line ${re}`, ms);
+    },
+
+    /**
+     * Sends a prompt and resolves at its `agent_end` with the turn's events, the spoken text
+     * (text_delta only) and the thinking deltas.
+     */
+    async prompt(message, { ms = timeoutMs, ...extra } = {}) {
+      const from = events.length;
+      const res = await pi.send({ type: 'prompt', message, ...extra }, ms);
+      if (!res.success) throw new Error(`prompt rejected: ${JSON.stringify(res)}`);
+      const end = await pi.waitForEvent((e) => e.type === 'agent_end', { from, ms, what: `agent_end of prompt ${JSON.stringify(message)}` });
+      const turn = events.slice(from, events.indexOf(end) + 1);
+      const deltas = (type) => turn.filter((e) => e.type === 'message_update' && e.assistantMessageEvent?.type === type).map((e) => e.assistantMessageEvent.delta);
+      return {
+        response: res,
+        events: turn,
+        agentEnd: end,
+        text: deltas('text_delta').join(''),
+        thinking: deltas('thinking_delta'),
+        toolEnds: turn.filter((e) => e.type === 'tool_execution_end'),
+      };
+    },
+
+    /** Ends stdin (how the voice client stops pi) and waits for the exit (bounded, then SIGKILL). */
+    async close(ms = 10_000) {
+      if (!exit) {
+        child.stdin.end();
+        const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (ownHome && !keepHome) fs.rmSync(home, { recursive: true, force: true });
+      return exit;
+    },
+    exited,
+  };
+  return pi;
+}
+
+/** Waits for pi to answer its first RPC command (there is no ready message). */
+export async function ready(pi, ms) {
+  const res = await pi.send({ type: 'get_state' }, ms);
+  if (!res.success) throw new Error(`get_state failed: ${JSON.stringify(res)}`);
+  return res;
+}
+
+/** File descriptors of `pid` whose target starts with `prefix` (Linux /proc; no lsof). */
+export function openFdsTo(pid, prefix) {
+  const dir = `/proc/${pid}/fd`;
+  const out = [];
+  for (const fd of fs.readdirSync(dir)) {
+    let target;
+    try { target = fs.readlinkSync(path.join(dir, fd)); } catch { continue; }
+    if (target.startsWith(prefix)) out.push({ fd: Number(fd), target });
+  }
+  return out.sort((a, b) => a.fd - b.fd);
+}
+
+/** Direct child processes of `pid` (Linux /proc). */
+export function childPids(pid) {
+  const out = [];
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try { out.push(...fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number)); } catch { /* thread gone */ }
+  }
+  return out;
+}
+
+/** The start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat). */
+export function startTicks(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
+/** Polls `fn` until it returns truthy (for state with no event, e.g. a row written off-thread). Bounded. */
+export async function pollUntil(fn, what, ms = 5000, everyMs = 10) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
