@@ -1,0 +1,71 @@
+// The REAL MemPalace 3.11.0 server for tests, installed by ../shared/tools/mempalace/install.sh
+// (CI runs it). Tests fail, not skip, when it is missing.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { root } from './brain.mjs';
+
+export const toolsDir = path.resolve(root, '../shared/tools/mempalace');
+export const referenceTools = JSON.parse(fs.readFileSync(path.resolve(root, '../shared/reference/mempalace-3.11.0-tools.json'), 'utf8'));
+export const mempalaceRoot = process.env.MEMPALACE_ROOT || path.join(os.homedir(), '.cache/mempalace-test');
+
+export function requireMempalace() {
+  if (!fs.existsSync(path.join(mempalaceRoot, 'venv/bin/mempalace-mcp'))) {
+    throw new Error(`MemPalace is not installed under ${mempalaceRoot}: run bash ../shared/tools/mempalace/install.sh`);
+  }
+}
+
+/** Environment that makes the bridge spawn the real server over stdio on a palace of its own. */
+export function stdioEnv(dir) {
+  requireMempalace();
+  return {
+    MEMPALACE_BRIDGE: '1',
+    MEMPALACE_MCP_BIN: 'bash',
+    MEMPALACE_MCP_ARGS: path.join(toolsDir, 'start-stdio.sh'),
+    MEMPALACE_PALACE: path.join(dir, 'palace-root', 'palace'),
+    MEMPALACE_ROOT: mempalaceRoot,
+    PI_CODING_AGENT_DIR: path.join(dir, 'agent'),
+    HOME: path.join(dir, 'home'),
+  };
+}
+
+/** Starts `mempalace serve` over HTTP with a bearer token; returns {url, pid, stop()}. */
+export function startHttp(dir, token) {
+  requireMempalace();
+  const out = execFileSync('bash', [path.join(toolsDir, 'start-http.sh')], {
+    env: { ...process.env, MEMPALACE_ROOT: mempalaceRoot, MEMPALACE_PALACE: path.join(dir, 'http-root', 'palace'), MEMPALACE_MCP_HTTP_TOKEN: token },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const url = out.match(/URL=(\S+)/)[1];
+  const pid = Number(out.match(/PID=(\d+)/)[1]);
+  return { url, pid, stop: () => { try { process.kill(pid, 'SIGTERM'); } catch {} } };
+}
+
+/** The real CLI, for checks from outside the extension (e.g. what a feed mined). */
+export function mempalaceCli(args, palace) {
+  const r = spawnSync(path.join(mempalaceRoot, 'venv/bin/mempalace'), [...args, '--palace', palace], {
+    env: { ...process.env, HOME: path.join(mempalaceRoot, 'home'), MEMPALACE_CONFIG_DIR: path.join(mempalaceRoot, 'cfg'), HF_HUB_OFFLINE: '1', MEMPALACE_HUB_FORWARD: '0' },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return r.stdout + r.stderr;
+}
+
+/** A pi session file (JSONL, version 3) with the given [role, text] messages. */
+export function writeSession(file, messages, id = 'c3a6d0f4-5b1e-4f7e-9d2a-0e8f6a1b2c3d') {
+  const lines = [JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-11-29T10:00:00.000Z', cwd: '/work/project' })];
+  let parentId = null;
+  messages.forEach(([role, text], i) => {
+    const entryId = `e${String(i + 1).padStart(7, '0')}`;
+    const ts = Date.parse('2026-11-29T10:00:00.000Z') + i * 1000;
+    const message = role === 'user'
+      ? { role, content: [{ type: 'text', text }], timestamp: ts }
+      : { role, content: [{ type: 'text', text }], api: 'openai-completions', provider: 'mock', model: 'mock-model', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: ts };
+    lines.push(JSON.stringify({ type: 'message', id: entryId, parentId, timestamp: new Date(ts).toISOString(), message }));
+    parentId = entryId;
+  });
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+}
