@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+// dotty-pi-ext benchmarks: the native addon side by side with its peers (bench/peers/).
+//
+//   node bench/run.mjs [--quick] [--rounds N] [--only 1,2,3,4,5,6,7] [--sizes 1k,100k,1m]
+//
+// Prints one markdown table per figure. Not a test: it never fails on a number. Every case runs in
+// a child process of its own (bench/lib/case.mjs), native and peer alternating round by round
+// (ABBA...), and every figure is the median over the rounds; ratios are medians of the per-round
+// native ÷ peer ratios, so that both sides of a ratio saw the same moment of a noisy machine.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { ensureBrain, label, parseRows, QUERIES } from './gen-brain.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const require = createRequire(import.meta.url);
+
+// ---------------------------------------------------------------------------------------------- options
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const value = (name, dflt) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : dflt; };
+const quick = flag('quick');
+const P = quick
+  ? { rounds: 3, lookups: { 1e3: 200, 1e5: 200, 1e6: 100 }, tpSize: 1e5, tpTotal: 400, concs: [1, 8, 64], remember: 300, turns: 100, http: 200, rss: 1000, mcp: 200 }
+  : { rounds: 7, lookups: { 1e3: 1000, 1e5: 1000, 1e6: 1000 }, tpSize: 1e5, tpTotal: 2000, concs: [1, 8, 64], remember: 2000, turns: 500, http: 1000, rss: 1000, mcp: 1000 };
+P.rounds = Number(value('rounds', P.rounds));
+const sizes = value('sizes', '1k,100k,1m').split(',').map(parseRows);
+const only = new Set(value('only', '1,2,3,4,5,6,7').split(',').map(Number));
+
+// ---------------------------------------------------------------------------------------------- helpers
+const med = (xs) => { const s = xs.filter((x) => x != null && !Number.isNaN(x)).sort((a, b) => a - b); if (!s.length) return NaN; const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const fmt = (x, d = 2) => (x == null || Number.isNaN(x) ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(d));
+const ms = (x) => (x == null || Number.isNaN(x) ? 'n/a' : x < 1 ? `${(x * 1000).toFixed(0)} µs` : `${fmt(x)} ms`);
+const ratio = (x) => (x == null || Number.isNaN(x) ? 'n/a' : `${x.toFixed(2)}×`);
+const check = (ok) => (ok == null ? '' : ok ? '✓' : '✗');
+function table(title, head, rows, notes = []) {
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  const out = [`### ${title}`, '', line(head), line(head.map(() => '---')), ...rows.map(line), ...(notes.length ? ['', ...notes] : []), ''];
+  console.log(out.join('\n'));
+}
+const progress = (s) => process.stderr.write(`\r\x1b[K${s}`);
+
+function runCase(opts, { env = {}, nodeArgs = [], timeoutMs = 600_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'lib/case.mjs'), JSON.stringify(opts)], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '', err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const m = out.match(/@@RESULT@@(.*)\n/);
+      if (!m) return reject(new Error(`case ${JSON.stringify(opts)} exited ${code}:\n${err.slice(-2000)}`));
+      const r = JSON.parse(m[1]);
+      r.stderrLines = err.split('\n').filter(Boolean).length;
+      resolve(r);
+    });
+  });
+}
+
+/** Runs a case for each side, `rounds` times, alternating the order; → {native: [..], peer: [..]}. */
+async function paired(name, opts, { sides = ['native', 'peer'], ...runOpts } = {}) {
+  const res = Object.fromEntries(sides.map((s) => [s, []]));
+  for (let r = 0; r < P.rounds; r++) {
+    const order = r % 2 ? [...sides].reverse() : sides;
+    for (const side of order) {
+      progress(`${name}: round ${r + 1}/${P.rounds}, ${side}`);
+      res[side].push(await runCase({ ...opts, side }, runOpts));
+    }
+  }
+  progress('');
+  return res;
+}
+/** Median of a field per side, and the median of per-round native ÷ peer ratios. */
+function stat(res, field, a = 'native', b = 'peer') {
+  const get = (side) => res[side].map((r) => (typeof field === 'function' ? field(r) : r[field]));
+  const A = get(a), B = get(b);
+  return { [a]: med(A), [b]: med(B), ratio: med(A.map((x, i) => x / B[i])) };
+}
+
+// ---------------------------------------------------------------------------------------------- machine
+const cpu = (fs.readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1] ?? os.cpus()[0]?.model;
+let nproc = String(os.availableParallelism?.() ?? os.cpus().length);
+try { nproc = execFileSync('nproc').toString().trim(); } catch {}
+const bsqlVersion = require(path.join(root, 'node_modules/better-sqlite3/package.json')).version;
+const sdkVersion = require(path.join(root, 'node_modules/@modelcontextprotocol/sdk/package.json')).version;
+console.log(`## dotty-pi-ext benchmarks${quick ? ' (--quick: fewer rounds and calls; indicative only)' : ''}\n`);
+console.log(`- machine: ${nproc} cores (nproc), ${cpu}; Node ${process.version}; ${os.platform()} ${os.release()}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`- peers: better-sqlite3 ${bsqlVersion} (synchronous, JS thread), Node fetch, @modelcontextprotocol/sdk ${sdkVersion}`);
+console.log(`- ${P.rounds} rounds per case, native and peer alternating; medians over rounds; ratio = median of per-round native ÷ peer`);
+console.log(`- started ${new Date().toISOString()}\n`);
+
+const brains = {};
+for (const n of sizes) { progress(`brain.db with ${label(n)} rows`); brains[n] = ensureBrain(n); }
+if (!brains[P.tpSize]) brains[P.tpSize] = ensureBrain(P.tpSize);
+const small = ensureBrain(1e3);
+progress('');
+const results = { params: P, sizes };
+
+// ---------------------------------------------------------------------------------------------- figure 1
+if (only.has(1) || only.has(7)) {
+  const rows = [], notes = [];
+  results.fig1 = {};
+  for (const n of sizes) {
+    const res = await paired(`fig 1: lookup ${label(n)}`, { case: 'lookup', db: brains[n], n: P.lookups[n] ?? P.lookups[1e5] });
+    results.fig1[n] = res;
+    const p50 = stat(res, 'p50'), p99 = stat(res, 'p99'), cpu = stat(res, 'jsCpuPerCallMs'), frac = stat(res, 'jsBusyFraction'), eld = stat(res, 'eldMaxMs');
+    rows.push([label(n), ms(p50.native), ms(p50.peer), ratio(p50.ratio), check(p50.ratio <= 1), ms(p99.native), ms(p99.peer), ratio(p99.ratio),
+      ms(cpu.native), ms(cpu.peer), `${fmt(frac.native * 100, 0)}% / ${fmt(frac.peer * 100, 0)}%`, ms(eld.native), ms(eld.peer)]);
+    const a = res.native[0].replies, b = res.peer[0].replies;
+    const diff = a.map((x, i) => x !== b[i]).filter(Boolean).length;
+    notes.push(`- ${label(n)}: replies to the ${QUERIES.length} queries ${diff ? `differ for ${diff} of them (same rows in another order is possible across SQLite versions)` : 'identical'} native vs peer; native readers opened: ${res.native.map((r) => r.stats.brainReaderOpens).join(', ')}`);
+  }
+  if (only.has(1)) table(`Figure 1: memory_lookup latency and JS-thread blocking (${Object.values(P.lookups)[0]}–${P.lookups[1e6]} sequential lookups per round)`,
+    ['rows', 'native p50', 'peer p50', 'p50 ÷', '≤1', 'native p99', 'peer p99', 'p99 ÷', 'JS-thread CPU per lookup, native', 'peer', 'event-loop utilization, native / peer', 'event-loop delay max, native', 'peer'],
+    rows, ['JS-thread CPU = on-CPU time of the main thread (`/proc/self/task/<pid>/schedstat`) ÷ lookups, the direct measure of blocking; utilization = `performance.eventLoopUtilization()` (it also counts time the JS thread was runnable but preempted, so it overstates on a busy machine); delay = `monitorEventLoopDelay` (1 ms resolution) max while they ran. Lookups run one after another with a loop turn between them. Query mix: 20 realistic voice queries (names, foods, phrases, broad words, misses), cycled.', ...notes]);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 2
+if (only.has(2) || only.has(7)) {
+  const rows = [];
+  results.fig2 = { lookup: {}, remember: {} };
+  for (const c of P.concs) {
+    const res = await paired(`fig 2: ${c} concurrent lookups`, { case: 'throughput', db: brains[P.tpSize], conc: c, total: P.tpTotal });
+    results.fig2.lookup[c] = res;
+    const tp = stat(res, 'perSec'), eld = stat(res, 'eldMaxMs');
+    rows.push([`memory_lookup ×${c} in flight (${label(P.tpSize)} rows)`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), c >= 8 ? check(tp.ratio >= 1.8) : '', ms(eld.native), ms(eld.peer),
+      `readers opened: ${med(res.native.map((r) => r.stats.brainReaderOpens))}`]);
+  }
+  for (const [what, writer] of [['idle', null], ['another process writing (1-row tx loop)', 'loop']]) {
+    const res = await paired(`fig 2: remember, ${what}`, { case: 'remember', db: small, total: P.remember, conc: 8, writer });
+    results.fig2.remember[what] = res;
+    const tp = stat(res, 'perSec'), eld = stat(res, 'eldMaxMs'), other = stat(res, 'otherPerSec');
+    const bad = [...res.native, ...res.peer].filter((r) => Object.keys(r.replies).some((k) => k !== '(remembered)')).length;
+    rows.push([`remember ×8 in flight, ${what}${bad ? ` (⚠ ${bad} runs had failures)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), '', ms(eld.native), ms(eld.peer),
+      writer ? `other writer rows/s: ${fmt(other.native, 0)} vs ${fmt(other.peer, 0)}` : '']);
+  }
+  if (only.has(2)) table('Figure 2: throughput (calls/s; the peer is synchronous, so its calls never overlap)',
+    ['workload', 'native calls/s', 'peer calls/s', 'native ÷ peer', '≥1.8×', 'event-loop delay max, native', 'peer', 'notes'], rows,
+    [`${P.tpTotal} lookups / ${P.remember} remembers per round; native = N async callTool workers (N in flight), peer = the same workers over the synchronous better-sqlite3 calls. remember runs on a scratch copy of the 1k file.`]);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 3
+if (only.has(3)) {
+  const rows = [];
+  results.fig3 = {};
+  for (const [what, o] of [
+    ['voice turn, idle brain.db', {}],
+    ['voice turn, another process writing (1-row tx loop)', { writer: 'loop' }],
+    ['voice turn, another process in 50 ms write transactions', { writer: 'bulk' }],
+    ['long run (40 messages: 19×20 KB text + 330 KB image)', { big: true }],
+  ]) {
+    const res = await paired(`fig 3: ${what}`, { case: 'turnlog', db: small, n: P.turns, ...o });
+    results.fig3[what] = res;
+    const p50 = stat(res, 'p50'), p99 = stat(res, 'p99'), max = stat(res, 'max');
+    const written = res.native.map((r) => r.stats.turnRowsWritten);
+    rows.push([what, ms(p50.native), ms(p50.peer), ratio(p50.ratio), ms(p99.native), ms(p99.peer), ratio(p99.ratio), ms(max.native), ms(max.peer),
+      `${ms(med(res.native.map((r) => r.drainMs)))}; rows ${written.every((w) => w === P.turns) ? 'all written' : `written ${written.join('/')} of ${P.turns}`}`]);
+  }
+  table('Figure 3: per-turn log, time until the agent_end handler returns',
+    ['turn', 'native p50', 'peer p50', 'p50 ÷', 'native p99', 'peer p99', 'p99 ÷', 'native max', 'peer max', 'native: flushTurnLog after the last turn'], rows,
+    [`${P.turns} turns per round, 2 ms apart, through index.js's real handler (native) and a synchronous INSERT in the handler (peer, as production TS). The native write itself happens later, off the JS thread.`]);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 4
+if (only.has(4)) {
+  const svc = spawn(process.execPath, [path.join(here, 'lib/fake-services.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const { url } = await new Promise((resolve) => { let b = ''; svc.stdout.on('data', (d) => { b += d; if (b.includes('\n')) resolve(JSON.parse(b)); }); });
+  const env = { DOTTY_BEHAVIOUR_URL: url, VOICE_THINKER_URL: `${url}/v1/chat/completions` };
+  const rows = [];
+  results.fig4 = {};
+  for (const tool of ['take_photo', 'think_hard']) {
+    const res = await paired(`fig 4: ${tool}`, { case: 'http', http: true, tool, n: P.http, db: small }, { env });
+    results.fig4[tool] = res;
+    const p50 = stat(res, 'p50'), p99 = stat(res, 'p99'), busy = stat(res, 'jsCpuPerCallMs');
+    const same = res.native[0].reply === res.peer[0].reply;
+    rows.push([tool + (same ? '' : ' (⚠ replies differ)'), ms(p50.native), ms(p50.peer), ratio(p50.ratio), ms(p99.native), ms(p99.peer), ratio(p99.ratio), ms(busy.native), ms(busy.peer)]);
+  }
+  svc.stdin.end();
+  table('Figure 4: HTTP tool overhead against an instant fake service (separate process, loopback)',
+    ['tool', 'native p50', 'fetch p50', 'p50 ÷', 'native p99', 'fetch p99', 'p99 ÷', 'JS-thread CPU per call, native', 'fetch'], rows,
+    [`${P.http} sequential calls per round, keep-alive on both sides.`]);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 5
+if (only.has(5)) {
+  // STUB (native side): the MCP bridge isn't merged yet. Once it registers MCP tools, the native
+  // column is `callTool('<mcp tool name>', args)` in bench/lib/case.mjs's `mcp` case (see its TODO).
+  // The SDK side (bench/peers/mcp-sdk.mjs against bench/peers/trivial-mcp-server.mjs) runs now.
+  const res = await paired('fig 5: MCP (SDK side)', { case: 'mcp', n: P.mcp }, { sides: ['peer'] });
+  results.fig5 = res;
+  const hs = med(res.peer.map((r) => r.handshakeMs)), p50 = med(res.peer.map((r) => r.p50)), p99 = med(res.peer.map((r) => r.p99));
+  table('Figure 5: MCP (STUB: native side pending the bridge)',
+    ['call', 'native p50', 'SDK p50', 'native p99', 'SDK p99', 'native handshake', 'SDK handshake'],
+    [['echo on bench/peers/trivial-mcp-server.mjs', 'pending', ms(p50), 'pending', ms(p99), 'pending', ms(hs)],
+      ['mempalace_status on the real MemPalace server', 'pending', 'n/a (MemPalace not installed here)', 'pending', 'n/a', 'pending', 'n/a']],
+    ['Handshake = spawn the server, initialize + initialized, tools/list.']);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 6
+if (only.has(6)) {
+  const rows = [];
+  const startup = path.join(here, 'startup.mjs');
+  // Imported only when it exports the hook: as a plain CLI, importing it would run it.
+  const hasHook = fs.existsSync(startup) && /export\s+(async\s+)?function\s+startupRows\b/.test(fs.readFileSync(startup, 'utf8'));
+  const mod = hasHook ? await import(startup) : {};
+  if (typeof mod.startupRows === 'function') {
+    // Hook for bench/startup.mjs (another engineer): `startupRows({ quick, rounds })` → rows of this table.
+    rows.push(...(await mod.startupRows({ quick, rounds: P.rounds })));
+  } else {
+    // STUB: bench/startup.mjs (from the end-to-end harness) is a CLI of its own for now; it joins this
+    // table once it exports startupRows().
+    rows.push([`pi startup, with − without the extension (STUB: run \`node bench/startup.mjs\` for now)`, 'pending', 'pending', '≤ +30 ms']);
+  }
+  const res = await paired('fig 6: RSS', { case: 'rss', db: brains[P.tpSize], calls: P.rss }, { sides: ['native', 'peer', 'none'], nodeArgs: ['--expose-gc'] });
+  results.fig6 = res;
+  const none = med(res.none.map((r) => r.rssMB));
+  const d = (side) => med(res[side].map((r, i) => r.rssMB - res.none[i].rssMB));
+  rows.push([`RSS after ${P.rss} calls (${label(P.tpSize)} rows), with − without the extension`, `+${fmt(d('native'), 1)} MB`, `peer: +${fmt(d('peer'), 1)} MB`, `≤ +15 MB ${check(d('native') <= 15)}`]);
+  table('Figure 6: startup and resident memory', ['what', 'native', 'peer / context', 'target'], rows,
+    [`RSS measured after gc in a process that loaded a fake pi and made the calls (90% memory_lookup, 10% recall_person); without the extension: ${fmt(none, 1)} MB.`]);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 7
+if (only.has(7)) {
+  const rows = [];
+  if (results.fig1) {
+    const base = stat(results.fig1[sizes[0]], 'p50');
+    for (const n of sizes) {
+      const s = stat(results.fig1[n], 'p50');
+      rows.push([`memory_lookup p50, ${label(n)} rows`, ms(s.native), `${fmt(s.native / base.native)}×`, ms(s.peer), `${fmt(s.peer / base.peer)}×`, ratio(s.ratio)]);
+    }
+  }
+  if (results.fig2) {
+    const base = stat(results.fig2.lookup[P.concs[0]], 'perSec');
+    for (const c of P.concs) {
+      const s = stat(results.fig2.lookup[c], 'perSec');
+      rows.push([`lookup throughput, ${c} in flight (calls/s)`, fmt(s.native, 0), `${fmt(s.native / base.native)}×`, fmt(s.peer, 0), `${fmt(s.peer / base.peer)}×`, ratio(s.ratio)]);
+    }
+  }
+  table('Figure 7: how each figure grows (relative to the smallest case)', ['figure', 'native', 'native growth', 'peer', 'peer growth', 'native ÷ peer'], rows);
+}
+
+fs.mkdirSync(path.join(here, 'data'), { recursive: true });
+fs.writeFileSync(path.join(here, 'data/last-run.json'), JSON.stringify(results, null, 1));
+console.log(`_finished ${new Date().toISOString()}; raw per-round results in bench/data/last-run.json_`);
