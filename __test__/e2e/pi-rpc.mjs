@@ -37,23 +37,27 @@ export function modelsJson(baseUrl) {
  *   cli                       path of pi's dist/cli.js (default 0.74.0)
  *   env                       extra environment (passed through as is)
  *   session: boolean          keep session files (default false → --no-session)
+ *   sessionDir                with `session`: where (default `<home>/sessions`, passed as --session-dir);
+ *                             'default' = pi's own location `<agentDir>/sessions/<cwd>/` (no flag),
+ *                             where the MemPalace bridge's built-in exporter looks
  *   home                      reuse a HOME (e.g. to resume a session); default a fresh temp dir,
  *                             removed by close() unless keepHome (or env E2E_KEEP_TMP=1)
  *   args: string[]            more CLI arguments
  *   timeoutMs                 default bound for every wait (default 20 s)
  */
-export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI['0.74.0'], env = {}, session = false, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
+export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI['0.74.0'], env = {}, session = false, sessionDir, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
   if (!modelBaseUrl) throw new Error('startPi: modelBaseUrl is required');
   const ownHome = !home; // a HOME made here is removed on close() (pass `home` to keep/reuse one)
   home ??= fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-pi-home-'));
   const agentDir = path.join(home, '.pi', 'agent');
-  const sessionDir = path.join(home, 'sessions');
+  const piDefaultSessions = sessionDir === 'default';
+  sessionDir = piDefaultSessions ? path.join(agentDir, 'sessions') : (sessionDir ?? path.join(home, 'sessions'));
   fs.mkdirSync(agentDir, { recursive: true });
   fs.writeFileSync(path.join(agentDir, 'models.json'), JSON.stringify(modelsJson(modelBaseUrl), null, 2));
   const workDir = cwd ?? fs.mkdtempSync(path.join(home, 'cwd-'));
 
   const argv = [cli, '--mode', 'rpc', '--provider', 'mock', '--model', 'mock-model'];
-  argv.push(...(session ? ['--session-dir', sessionDir] : ['--no-session']));
+  argv.push(...(!session ? ['--no-session'] : piDefaultSessions ? [] : ['--session-dir', sessionDir]));
   for (const e of extensions) argv.push('-e', e);
   argv.push(...args);
 
