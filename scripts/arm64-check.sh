@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Proof on arm64: runs __test__/arm64/smoke.cjs with the arm64 addon under qemu-user and Debian's arm64 Node
 # (sysroot from scripts/arm64-sysroot.sh), against a brain.db fixture made from brain-schema.sql, then checks
-# the rows it wrote from the host side. Fails loudly on any mismatch.
+# the rows it wrote from the host side, plus an MCP round trip with the MemPalace bridge: the arm64 addon spawns
+# the host's python3 (x86-64, run natively by the kernel) on __test__/fixtures/fault_mcp_server.py as its child.
+# Fails loudly on any mismatch.
 #   bash scripts/arm64-check.sh [--build]     (--build: run scripts/build-arm64.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,9 +32,14 @@ c.execute("INSERT INTO memories (id, key, content, category, created_at, updated
 c.commit(); c.close()
 PY
 
-echo "arm64-check: qemu-aarch64-static + $(cat "$SYSROOT/.complete")"
+# The MCP child: the real interpreter behind python3 (not a pyenv shim script), so the child the addon reports
+# is the server itself; under qemu-user it's a host binary, whose ELF machine the smoke checks.
+py=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+case "$(uname -m)" in x86_64) child_elf=0x3e ;; aarch64) child_elf=0xb7 ;; *) child_elf= ;; esac
+echo "arm64-check: qemu-aarch64-static + $(cat "$SYSROOT/.complete"); MCP child $py"
 t0=$(date +%s%N)
 env -u NODE_OPTIONS QEMU_LD_PREFIX="$SYSROOT" SMOKE_EXPECT_ARCH=arm64 DOTTY_BRAIN_DB="$work/brain.db" SMOKE_SEEDED_FACT="$seed" \
+  SMOKE_MCP_PYTHON="$py" SMOKE_MCP_CHILD_ELF="$child_elf" \
   qemu-aarch64-static -L "$SYSROOT" "$SYSROOT/usr/bin/node" __test__/arm64/smoke.cjs
 t1=$(date +%s%N)
 

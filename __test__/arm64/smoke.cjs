@@ -10,6 +10,9 @@
 //   SMOKE_SEEDED_FACT   a fact already in that brain.db, looked up first (the read of an existing db)
 //   SMOKE_PACKAGE_DIR   the package to load (default: this repo)
 //   SMOKE_TIMEOUT_MS    per-step limit (default 30000; qemu is slow, but nothing may hang)
+//   SMOKE_MCP_PYTHON    the interpreter that runs the MCP fixture (default python3 on PATH). Under qemu-user
+//                       this is a host (x86-64) binary: the arm64 addon spawns it and the kernel runs it natively.
+//   SMOKE_MCP_CHILD_ELF fail unless the MCP child's /proc/<pid>/exe has this ELF e_machine (0x3e: x86-64)
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const fs = require('node:fs');
@@ -17,6 +20,19 @@ const os = require('node:os');
 const path = require('node:path');
 
 const STEP_MS = Number(process.env.SMOKE_TIMEOUT_MS || 30000);
+// The fault-injecting stdio MCP server, run as the MemPalace server (tools echo/big/env/sleep/fail/pid).
+const MCP_FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'fault_mcp_server.py');
+const MCP_PYTHON = process.env.SMOKE_MCP_PYTHON || 'python3';
+// The fixture's tools/list, exactly: the bridge must pass each inputSchema through unchanged.
+const MCP_TOOLS = [
+  { name: 'echo', description: 'Echoes its arguments', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, additionalProperties: true } },
+  { name: 'big', description: 'A long text', inputSchema: { type: 'object', properties: { bytes: { type: 'integer' } }, required: ['bytes'] } },
+  { name: 'env', description: '', inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+  { name: 'sleep', description: 'Sleeps', inputSchema: { type: 'object', properties: { ms: { type: 'integer' } } } },
+  { name: 'fail', description: 'Always isError', inputSchema: { type: 'object', properties: {} } },
+  { name: 'pid', description: "The server's pid", inputSchema: { type: 'object', properties: {} } },
+];
+const VOICE_TOOLS = ['memory_lookup', 'remember', 'recall_person', 'remember_person', 'think_hard', 'take_photo', 'play_song'];
 const PKG = path.resolve(process.env.SMOKE_PACKAGE_DIR || path.join(__dirname, '..', '..'));
 let passed = 0, current = '(setup)';
 
@@ -25,6 +41,18 @@ function withTimeout(promise, what) {
   const limit = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${STEP_MS} ms`)), STEP_MS); });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
+// Polls `cond` until true; bounded by the enclosing step's limit (the loop stops when that fires).
+async function until(cond, what) {
+  const deadline = Date.now() + STEP_MS;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${STEP_MS} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { if (e.code === 'ESRCH') return false; throw e; } };
+// e_machine of an ELF file: 0x3e x86-64, 0xb7 aarch64.
+const elfMachine = (file) => { const b = Buffer.alloc(20); const fd = fs.openSync(file, 'r'); try { fs.readSync(fd, b, 0, 20, 0); } finally { fs.closeSync(fd); } return b.readUInt16LE(18); };
+
 async function step(name, fn) {
   current = name;
   const t0 = Date.now();
@@ -70,13 +98,29 @@ async function main() {
   process.env.DOTTY_BEHAVIOUR_URL = behaviour.url;
   process.env.DOTTY_BEHAVIOUR_TIMEOUT_MS = String(STEP_MS);
   delete process.env.DOTTY_VOICE_TOOLS;
+  // The MemPalace bridge, on, against the fixture as a child of this (arm64) node. Bounded everywhere: the
+  // handshake and each request by the step limit, no respawns (a crash is a failure, not a retry), no
+  // transcript feeding (no mempalace-pi-session here), the tool cache in a temp agent dir.
+  assert.ok(!/\s/.test(MCP_FIXTURE), `MEMPALACE_MCP_ARGS is split on whitespace: ${MCP_FIXTURE}`);
+  for (const k of Object.keys(process.env)) if (/^MEMPALACE_/.test(k)) delete process.env[k];
+  Object.assign(process.env, {
+    MEMPALACE_BRIDGE: '1',
+    MEMPALACE_MCP_BIN: MCP_PYTHON,
+    MEMPALACE_MCP_ARGS: MCP_FIXTURE,
+    MEMPALACE_MCP_INIT_TIMEOUT_MS: String(STEP_MS),
+    MEMPALACE_MCP_TIMEOUT_MS: String(STEP_MS),
+    MEMPALACE_MCP_MAX_RESPAWNS: '0',
+    MEMPALACE_FEED: '0',
+    PI_CODING_AGENT_DIR: path.join(tmp, 'agent'),
+  });
   const brainDb = process.env.DOTTY_BRAIN_DB || path.join(tmp, '.pi', 'memory', 'brain.db');
 
   // pi's side of the contract: a fake ExtensionAPI that records what index.js registers.
-  const tools = new Map(), handlers = new Map();
+  const tools = new Map(), handlers = new Map(), commands = new Map();
   const pi = {
     registerTool(t) { tools.set(t.name, t); },
     on(event, fn) { handlers.set(event, fn); },
+    registerCommand(name, c) { commands.set(name, c); },
   };
   const errors = [];
   const origError = console.error;
@@ -94,16 +138,19 @@ async function main() {
 
   await step('init() and toolDescriptors() through the pi factory', () => {
     factory(pi);
-    assert.deepEqual([...tools.keys()], ['memory_lookup', 'remember', 'recall_person', 'remember_person', 'think_hard', 'take_photo', 'play_song']);
+    // Synchronously: the voice tools only (the palace's come once its handshake is done: no cache yet).
+    assert.deepEqual([...tools.keys()], VOICE_TOOLS);
     for (const t of tools.values()) {
       assert.equal(typeof t.execute, 'function', `${t.name}.execute`);
       assert.equal(t.parameters.type, 'object', `${t.name}.parameters`);
     }
-    assert.deepEqual([...handlers.keys()].sort(), ['agent_end', 'session_shutdown']);
+    assert.deepEqual([...handlers.keys()].sort(), ['agent_end', 'agent_settled', 'before_agent_start', 'session_shutdown', 'session_start']);
+    assert.deepEqual([...commands.keys()], ['mempalace-diary']);
     const s = native.stats();
     assert.equal(s.stateCreations, 1);
     assert.equal(s.voiceEnabled, true);
     assert.equal(s.brainDb, brainDb);
+    assert.equal(s.palaceEnabled, true);
   });
 
   const call = async (name, params, signal) => {
@@ -159,7 +206,8 @@ async function main() {
     ];
     assert.equal(native.logTurn([]), false, 'an empty turn logs nothing');
     handlers.get('agent_end')({ type: 'agent_end', messages });
-    await handlers.get('session_shutdown')({ type: 'session_shutdown' });
+    // `reload`, not `quit`: rows are flushed either way, and the MCP server must outlive a reload.
+    await handlers.get('session_shutdown')({ type: 'session_shutdown', reason: 'reload' });
     const s = native.stats();
     assert.equal(s.turnRowsWritten, before + 1, 'turnRowsWritten');
     assert.equal(s.turnWritesInFlight, 0, 'turnWritesInFlight');
@@ -169,13 +217,74 @@ async function main() {
     assert.equal(native.stats().turnRowsWritten, before + 1, 'no second row for a repeat');
   });
 
-  // ---- MCP round trip: NOT COVERED YET --------------------------------------------------------------
-  // The MemPalace bridge (a child-process MCP server behind callTool) doesn't exist in the native core yet.
-  // When it lands, add a step here that starts a stdio MCP server as a child of this arm64 node (binfmt is
-  // registered by scripts/arm64-sysroot.sh; QEMU_LD_PREFIX points children at the sysroot), calls one of
-  // its tools through callTool, asserts the reply exactly, and checks the child exits on flush/shutdown.
-  // Until then this prints a SKIP line so nobody mistakes this smoke for MCP coverage.
-  console.log('# SKIP mcp round trip: the MCP bridge is not implemented yet');
+  // ---- MCP round trip: the MemPalace bridge and a child process under qemu ---------------------------
+  // The child is the host's python3 (x86-64) running the fixture: spawned by the arm64 addon through
+  // qemu-user's execve, which the kernel runs natively. Checked below by reading the child's /proc/<pid>/exe.
+  let childPid;
+  await step('MCP handshake: palaceTools() lists the fixture tools with their inputSchema, unchanged', async () => {
+    const got = await native.palaceTools();
+    assert.deepEqual(got.map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters })), MCP_TOOLS);
+    for (const t of got) assert.equal(t.label, t.name, `${t.name}.label`);
+    const s = native.stats();
+    assert.equal(s.palaceConnected, true, 'palaceConnected');
+    assert.equal(s.palaceTools, MCP_TOOLS.length, 'palaceTools');
+    assert.equal(s.mcpSpawns, 1, 'mcpSpawns');
+    assert.equal(s.mcpRespawns, 0, 'mcpRespawns');
+    assert.equal(typeof s.mcpChildPid, 'number', 'mcpChildPid');
+    childPid = s.mcpChildPid;
+    assert.ok(alive(childPid), `child ${childPid} alive`);
+    // index.js registers the tools the cache didn't know, from the same handshake.
+    await until(() => tools.size === VOICE_TOOLS.length + MCP_TOOLS.length, 'index.js registering the palace tools');
+    assert.deepEqual([...tools.keys()], [...VOICE_TOOLS, ...MCP_TOOLS.map((t) => t.name)]);
+    assert.deepEqual(tools.get('echo').parameters, MCP_TOOLS[0].inputSchema);
+  });
+  await step('MCP child: the host interpreter, started by the arm64 addon, is the server answering', async () => {
+    const reply = await native.callTool('pid', {}, null);
+    assert.deepEqual(reply, { text: String(childPid), content: [{ type: 'text', text: String(childPid) }] });
+    const exe = fs.readlinkSync(`/proc/${childPid}/exe`);
+    const machine = elfMachine(`/proc/${childPid}/exe`);
+    if (process.env.SMOKE_MCP_CHILD_ELF) assert.equal(machine, Number(process.env.SMOKE_MCP_CHILD_ELF), `ELF e_machine of the child ${exe}`);
+    console.log(`# mcp child pid ${childPid}: ${exe} (ELF machine 0x${machine.toString(16)})`);
+  });
+  await step('MCP tools/call: callTool(echo) returns its arguments as JSON text, exactly', async () => {
+    const reply = await native.callTool('echo', { x: 1 }, null);
+    assert.deepEqual(reply, { text: '{"x": 1}', content: [{ type: 'text', text: '{"x": 1}' }] });
+    // The same call the way pi makes it (index.js execute -> callTool with a call id).
+    const r = await tools.get('echo').execute('smoke-echo', { text: 'héllo from arm64', n: [1, 2] }, undefined);
+    assert.deepEqual(r, { content: [{ type: 'text', text: '{"text": "h\\u00e9llo from arm64", "n": [1, 2]}' }], details: {} });
+  });
+  await step('MCP server error: isError (fail) and an unknown tool reject with the server\'s message', async () => {
+    await assert.rejects(native.callTool('fail', {}, null), (e) => { assert.equal(e.message, 'the tool failed'); return true; });
+    await assert.rejects(native.callTool('no_such_tool', {}, null), (e) => { assert.match(e.message, /Unknown tool: no_such_tool/); return true; });
+    assert.equal(native.stats().mcpSpawns, 1, 'an error reply is not a crash');
+  });
+  await step('MCP cancel: cancelCall aborts a pending tools/call; the connection stays usable', async () => {
+    const pending = native.callTool('sleep', { ms: 1500 }, 424242);
+    pending.catch(() => {}); // observed below
+    // callTool registers its id when its future first runs on the native runtime, not on return.
+    await until(() => native.stats().callsInFlight === 1, 'callsInFlight 1 while sleeping');
+    assert.equal(native.cancelCall(424242), true, 'cancelCall of the pending call');
+    await assert.rejects(pending, (e) => { assert.match(e.message, /sleep: aborted/); return true; });
+    assert.equal(native.stats().callsInFlight, 0, 'callsInFlight after abort');
+    // The fixture answers in order: this reply comes after the late one of the aborted call, which
+    // the client must drop.
+    const t0 = Date.now();
+    const reply = await native.callTool('echo', { after: 'cancel' }, null);
+    assert.equal(reply.text, '{"after": "cancel"}');
+    console.log(`# echo after the aborted sleep answered in ${Date.now() - t0} ms (~1500: it queued behind the sleep)`);
+    assert.equal(native.stats().mcpChildPid, childPid, 'same child');
+  });
+  await step('MCP shutdown: sessionShutdown(quit) stops the child; later calls fail without a respawn', async () => {
+    assert.ok(alive(childPid), `child ${childPid} alive before quit`);
+    await native.sessionShutdown('quit');
+    await until(() => !alive(childPid), `child ${childPid} gone after quit`); // reaped, not a zombie
+    assert.equal(fs.existsSync(`/proc/${childPid}`), false, `/proc/${childPid} after quit`);
+    const s = native.stats();
+    assert.equal(s.mcpChildPid, undefined, 'mcpChildPid after quit');
+    assert.equal(s.palaceConnected, false, 'palaceConnected after quit');
+    await assert.rejects(native.callTool('echo', {}, null), (e) => { assert.ok(e.message.length > 0); return true; });
+    assert.equal(native.stats().mcpSpawns, 1, 'no respawn after quit');
+  });
 
   await behaviour.close();
   console.log(`# brain.db ${brainDb}`);
