@@ -67,8 +67,11 @@ export interface NativeStats {
 /** The user message `/mempalace-diary [topic]` sends (null when the bridge is off). */
 export declare function palaceDiaryPrompt(topic: string): string | null
 
-/** pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`). */
-export declare function palaceSessionStart(reason: string): void
+/**
+ * pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
+ * messages yet (a thread continued at startup is a resume).
+ */
+export declare function palaceSessionStart(reason: string, hasMessages?: boolean | undefined | null): void
 
 /**
  * pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,

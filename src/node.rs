@@ -153,23 +153,24 @@ pub async fn call_tool(name: String, params: Option<Value>, call_id: Option<u32>
 }
 
 async fn call_voice(voice: std::sync::Arc<crate::voice::Voice>, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<ToolReply> {
-    let tool = name.to_string();
-    // Spawned, so that a panic inside a tool becomes an error here instead of taking pi down.
-    let mut task = tokio::spawn(async move { voice.call(&tool, &args).await });
+    use futures_util::FutureExt;
+    // A panic inside a tool becomes an error here instead of taking pi down. Cancelling drops the
+    // call: an HTTP request is aborted; a store write already on the blocking pool still lands.
+    let call = std::panic::AssertUnwindSafe(voice.call(name, &args)).catch_unwind();
     let outcome = match cancelled {
-        None => (&mut task).await,
+        None => call.await,
         Some(cancelled) => tokio::select! {
-            r = &mut task => r,
-            _ = cancelled => {
-                task.abort();
-                return Err(Error::new(Status::Cancelled, format!("{name}: aborted")));
-            }
+            r = call => r,
+            _ = cancelled => return Err(Error::new(Status::Cancelled, format!("{name}: aborted"))),
         },
     };
     match outcome {
         Ok(Some(text)) => Ok(text_reply(text)),
         Ok(None) => Err(Error::new(Status::InvalidArg, format!("unknown tool: {name}"))),
-        Err(e) => Err(Error::new(Status::GenericFailure, format!("internal error in {name}: {e}"))),
+        Err(panic) => {
+            let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+            Err(Error::new(Status::GenericFailure, format!("internal error in {name}: {why}")))
+        }
     }
 }
 
@@ -201,7 +202,7 @@ pub fn log_turn(env: Env, messages: Unknown) -> bool {
         });
     }
     let Some(voice) = ext.voice.clone() else { return false };
-    let messages: Value = match env.from_js_value(messages) {
+    let messages = match slim_messages(&env, messages) {
         Ok(v) => v,
         Err(e) => {
             crate::diag!("turn log: unreadable agent_end messages: {e}");
@@ -215,6 +216,72 @@ pub fn log_turn(env: Env, messages: Unknown) -> bool {
         }
         None => false,
     }
+}
+
+/// The part of `agent_end`'s messages the turn log reads: each message's `role` and `timestamp`,
+/// and for user and assistant messages their string content or `{type, text}` of their text
+/// blocks. Images and tool results (often hundreds of KB) are never copied off the JS heap: this
+/// runs on the JS thread, before the handler returns.
+fn slim_messages(env: &Env, messages: Unknown) -> Result<Value> {
+    if !messages.is_array()? {
+        return Ok(Value::Null);
+    }
+    let list: Array = unsafe { messages.cast()? };
+    let mut out = Vec::with_capacity(list.len() as usize);
+    for i in 0..list.len() {
+        let Some(m) = list.get::<Unknown>(i)? else { continue };
+        if m.get_type()? != ValueType::Object {
+            out.push(Value::Null);
+            continue;
+        }
+        let m: Object = unsafe { m.cast()? };
+        let role: Option<Unknown> = m.get("role")?;
+        let role = match role {
+            Some(r) if r.get_type()? == ValueType::String => env.from_js_value::<String, _>(r)?,
+            _ => String::new(),
+        };
+        let mut slim = serde_json::Map::new();
+        if let Some(ts) = m.get::<Unknown>("timestamp")? {
+            if matches!(ts.get_type()?, ValueType::Number | ValueType::String) {
+                slim.insert("timestamp".into(), env.from_js_value(ts)?);
+            }
+        }
+        if role == "user" || role == "assistant" {
+            slim.insert("content".into(), slim_content(env, m.get("content")?)?);
+        }
+        slim.insert("role".into(), Value::String(role));
+        out.push(Value::Object(slim));
+    }
+    Ok(Value::Array(out))
+}
+
+fn slim_content(env: &Env, content: Option<Unknown>) -> Result<Value> {
+    let Some(content) = content else { return Ok(Value::Null) };
+    if content.get_type()? == ValueType::String {
+        return env.from_js_value(content);
+    }
+    if !content.is_array()? {
+        return Ok(Value::Null);
+    }
+    let blocks: Array = unsafe { content.cast()? };
+    let mut out = Vec::new();
+    for i in 0..blocks.len() {
+        let Some(b) = blocks.get::<Unknown>(i)? else { continue };
+        if b.get_type()? != ValueType::Object {
+            continue;
+        }
+        let b: Object = unsafe { b.cast()? };
+        let is_text = matches!(b.get::<Unknown>("type")?, Some(t) if t.get_type()? == ValueType::String && env.from_js_value::<String, _>(t)? == "text");
+        if !is_text {
+            continue;
+        }
+        if let Some(t) = b.get::<Unknown>("text")? {
+            if t.get_type()? == ValueType::String {
+                out.push(json!({"type": "text", "text": env.from_js_value::<String, _>(t)?}));
+            }
+        }
+    }
+    Ok(Value::Array(out))
 }
 
 /// Resolves when every queued conversation row has been written and queued diagnostics have
@@ -239,11 +306,12 @@ pub fn palace_settled() {
     }
 }
 
-/// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`).
+/// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
+/// messages yet (a thread continued at startup is a resume).
 #[napi]
-pub fn palace_session_start(reason: String) {
+pub fn palace_session_start(reason: String, has_messages: Option<bool>) {
     if let Some(b) = &Extension::get().bridge {
-        b.session_start(&reason);
+        b.session_start(&reason, has_messages.unwrap_or(false));
     }
 }
 

@@ -1,5 +1,4 @@
 use super::*;
-use std::sync::Arc;
 
 fn fresh(dir: &tempfile::TempDir) -> (Brain, PathBuf) {
     let p = dir.path().join("brain.db");

@@ -14,7 +14,7 @@ pub async fn memory_lookup(v: &Voice, query: &str) -> String {
         return "(empty query)".into();
     }
     let phrase = fts_phrase(q);
-    match v.with_brain(move |b| b.lookup(&phrase, 5)).await {
+    match v.brain.read(move |b| b.lookup(&phrase, 5)).await {
         Ok(rows) if !rows.is_empty() => rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | "),
         Ok(_) => "(no memories found)".into(),
         Err(e) => {
@@ -32,7 +32,7 @@ pub async fn remember(v: &Voice, fact: &str) -> String {
     let f = take(f, FACT_MAX).to_string();
     let ts = clock::now_rfc3339();
     let row = move |b: &crate::brain::Brain| b.insert(&NewMemory { content: &f, category: "core", namespace: "voice", importance: 0.7 }, &ts);
-    match v.with_brain(row).await {
+    match v.brain.write(row).await {
         Ok(_) => "(remembered)".into(),
         Err(e) => {
             e.report("remember");
@@ -48,7 +48,7 @@ pub async fn recall_person(v: &Voice, name: &str) -> String {
     }
     let id = n.to_lowercase();
     let limit = v.cfg.person_max_facts;
-    let facts = match v.with_brain(move |b| b.person_facts(&id, limit)).await {
+    let facts = match v.brain.read(move |b| b.person_facts(&id, limit)).await {
         Ok(rows) => rows.iter().map(|c| strip(c)).filter(|c| !c.is_empty()).map(|c| ellipsize(c, SNIPPET_MAX)).collect::<Vec<_>>(),
         Err(e) => {
             e.report("recall_person");
@@ -83,7 +83,7 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
     };
     let ts = clock::now_rfc3339();
     let row = move |b: &crate::brain::Brain| b.insert(&NewMemory { content: &f, category: "core", namespace: &namespace, importance: 0.7 }, &ts);
-    match v.with_brain(row).await {
+    match v.brain.write(row).await {
         Ok(_) => reply,
         Err(e) => {
             e.report("remember_person");

@@ -10,7 +10,7 @@ mod senses;
 pub mod songs;
 pub mod turn_log;
 
-use crate::brain::{Brain, BrainError};
+use crate::brain::Brain;
 use crate::config::VoiceConfig;
 use crate::services::xiaozhi::Admin;
 use serde_json::Value;
@@ -45,25 +45,6 @@ impl Voice {
             "play_song" => play_song::play_song(self, &text_arg(args, "name")).await,
             _ => return None,
         })
-    }
-
-    /// Runs blocking store work on tokio's blocking pool (never the JS thread, never a worker).
-    pub async fn with_brain<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Brain) -> crate::brain::Result<T> + Send + 'static,
-    ) -> crate::brain::Result<T> {
-        with_brain(self.brain.clone(), f).await
-    }
-}
-
-/// [`Voice::with_brain`] for callers that hold only the store.
-pub async fn with_brain<T: Send + 'static>(
-    brain: Arc<Brain>,
-    f: impl FnOnce(&Brain) -> crate::brain::Result<T> + Send + 'static,
-) -> crate::brain::Result<T> {
-    match tokio::task::spawn_blocking(move || f(&brain)).await {
-        Ok(r) => r,
-        Err(e) => Err(BrainError::Io(std::io::Error::other(format!("store task failed: {e}")))),
     }
 }
 

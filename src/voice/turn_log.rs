@@ -140,7 +140,7 @@ impl TurnLog {
         };
         for attempt in 1..=WRITE_ATTEMPTS {
             let (c, t, id) = (content.clone(), ts.clone(), slot.clone());
-            let r = super::with_brain(brain.clone(), move |b| match id {
+            let r = brain.write(move |b| match id {
                 Some(id) => b.update_content(&id, &c, &t).map(|_| id),
                 None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
             })
