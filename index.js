@@ -20,7 +20,7 @@ module.exports = function dottyPiExt(pi) {
   pi.on('session_shutdown', (event) => native.sessionShutdown(event?.reason ?? 'quit'));
   if (!palaceEnabled) return;
   native.palaceTools().then((tools) => tools.forEach(register)).catch(() => {}); // tools the cache didn't know
-  pi.on('session_start', (event) => native.palaceSessionStart(event?.reason ?? 'startup'));
+  pi.on('session_start', (event, ctx) => native.palaceSessionStart(event?.reason ?? 'startup', !!ctx?.sessionManager?.getEntries?.()?.some((e) => e.type === 'message')));
   pi.on('agent_settled', () => native.palaceSettled());
   pi.on('before_agent_start', async () => { const content = await native.palaceWakeup(); return content ? { message: { customType: 'mempalace-wakeup', content, display: false } } : undefined; });
   pi.registerCommand('mempalace-diary', { description: 'Ask the model to write a MemPalace diary entry for this session', handler: async (args) => pi.sendUserMessage(native.palaceDiaryPrompt(args ?? '')) });

@@ -166,9 +166,11 @@ impl Bridge {
         self.client.call_tool(name, args, cancel).await
     }
 
-    /// pi's `session_start`.
-    pub fn session_start(&self, reason: &str) {
-        self.wakeup.session_start(reason);
+    /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a
+    /// `--continue`d or `--session`-picked thread with reason `startup`; its context is already in
+    /// the thread, so it is a resume, not a fresh session.
+    pub fn session_start(&self, reason: &str, has_messages: bool) {
+        self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
     }
 
     /// pi's first `before_agent_start` of a fresh session: the wake-up text, or None (not fresh,

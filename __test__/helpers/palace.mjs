@@ -45,7 +45,7 @@ export function startHttp(dir, token) {
 
 /** The real CLI, for checks from outside the extension (e.g. what a feed mined). */
 export function mempalaceCli(args, palace) {
-  const r = spawnSync(path.join(mempalaceRoot, 'venv/bin/mempalace'), [...args, '--palace', palace], {
+  const r = spawnSync(path.join(mempalaceRoot, 'venv/bin/mempalace'), ['--palace', palace, ...args], {
     env: { ...process.env, HOME: path.join(mempalaceRoot, 'home'), MEMPALACE_CONFIG_DIR: path.join(mempalaceRoot, 'cfg'), HF_HUB_OFFLINE: '1', MEMPALACE_HUB_FORWARD: '0' },
     encoding: 'utf8',
     timeout: 120_000,
