@@ -25,8 +25,8 @@ const flag = (name) => argv.includes(`--${name}`);
 const value = (name, dflt) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : dflt; };
 const quick = flag('quick');
 const P = quick
-  ? { rounds: 3, lookups: { 1e3: 200, 1e5: 200, 1e6: 100 }, tpSize: 1e5, tpTotal: 400, concs: [1, 8, 64], remember: 300, turns: 100, http: 200, rss: 1000, mcp: 200 }
-  : { rounds: 7, lookups: { 1e3: 1000, 1e5: 1000, 1e6: 1000 }, tpSize: 1e5, tpTotal: 2000, concs: [1, 8, 64], remember: 2000, turns: 500, http: 1000, rss: 1000, mcp: 1000 };
+  ? { rounds: 3, lookups: { 1e3: 200, 1e5: 200, 1e6: 100 }, tpSize: 1e5, tpTotal: 400, concs: [1, 8, 64], remember: 300, turns: 100, http: 200, rss: 1000, mcp: 200, mcpPalace: 50 }
+  : { rounds: 7, lookups: { 1e3: 1000, 1e5: 1000, 1e6: 1000 }, tpSize: 1e5, tpTotal: 2000, concs: [1, 8, 64], remember: 2000, turns: 500, http: 1000, rss: 1000, mcp: 1000, mcpPalace: 300 };
 P.rounds = Number(value('rounds', P.rounds));
 const sizes = value('sizes', '1k,100k,1m').split(',').map(parseRows);
 const only = new Set(value('only', '1,2,3,4,5,6,7').split(',').map(Number));
@@ -191,17 +191,35 @@ if (only.has(4)) {
 
 // ---------------------------------------------------------------------------------------------- figure 5
 if (only.has(5)) {
-  // STUB (native side): the MCP bridge isn't merged yet. Once it registers MCP tools, the native
-  // column is `callTool('<mcp tool name>', args)` in bench/lib/case.mjs's `mcp` case (see its TODO).
-  // The SDK side (bench/peers/mcp-sdk.mjs against bench/peers/trivial-mcp-server.mjs) runs now.
-  const res = await paired('fig 5: MCP (SDK side)', { case: 'mcp', n: P.mcp }, { sides: ['peer'] });
-  results.fig5 = res;
-  const hs = med(res.peer.map((r) => r.handshakeMs)), p50 = med(res.peer.map((r) => r.p50)), p99 = med(res.peer.map((r) => r.p99));
-  table('Figure 5: MCP (STUB: native side pending the bridge)',
-    ['call', 'native p50', 'SDK p50', 'native p99', 'SDK p99', 'native handshake', 'SDK handshake'],
-    [['echo on bench/peers/trivial-mcp-server.mjs', 'pending', ms(p50), 'pending', ms(p99), 'pending', ms(hs)],
-      ['mempalace_status on the real MemPalace server', 'pending', 'n/a (MemPalace not installed here)', 'pending', 'n/a', 'pending', 'n/a']],
-    ['Handshake = spawn the server, initialize + initialized, tools/list.']);
+  const rows = [], notes = [];
+  results.fig5 = {};
+  // The REAL MemPalace 3.11.0 (../shared/tools/mempalace/install.sh), on a palace seeded once with a
+  // few drawers and a diary entry (cached under bench/data/, copied per process).
+  const mempalaceRoot = process.env.MEMPALACE_ROOT || path.join(os.homedir(), '.cache/mempalace-test');
+  const haveMempalace = fs.existsSync(path.join(mempalaceRoot, 'venv/bin/mempalace-mcp'));
+  const palace = path.join(here, 'data/palace-v1');
+  const env = { MEMPALACE_ROOT: mempalaceRoot };
+  if (haveMempalace && !fs.existsSync(path.join(palace, 'palace/chroma.sqlite3'))) {
+    progress('fig 5: seeding the MemPalace palace');
+    fs.rmSync(palace, { recursive: true, force: true });
+    fs.mkdirSync(palace, { recursive: true });
+    await runCase({ case: 'palaceSeed', palace }, { env });
+  }
+  const servers = [['trivial', 'echo on bench/peers/trivial-mcp-server.mjs (SDK server, node)', P.mcp]];
+  if (haveMempalace) servers.push(['mempalace', 'mempalace_status on the real MemPalace 3.11.0 server (stdio, python)', P.mcpPalace]);
+  for (const [server, what, n] of servers) {
+    const res = await paired(`fig 5: MCP ${server}`, { case: 'mcp', server, palace, n }, { env });
+    results.fig5[server] = res;
+    const p50 = stat(res, 'p50'), p99 = stat(res, 'p99'), hs = stat(res, 'handshakeMs'), cpu = stat(res, 'jsCpuPerCallMs');
+    const same = res.native.every((r) => r.reply === res.peer[0].reply);
+    rows.push([what + (same ? '' : ' (⚠ replies differ)'), ms(p50.native), ms(p50.peer), ratio(p50.ratio), check(p50.ratio <= 1), ms(p99.native), ms(p99.peer), ratio(p99.ratio),
+      ms(cpu.native), ms(cpu.peer), ms(hs.native), ms(hs.peer), ratio(hs.ratio)]);
+    notes.push(`- ${server}: ${n} sequential calls per round after 30 warm-up calls; tools listed: native ${res.native[0].toolCount}, SDK ${res.peer[0].toolCount}; replies ${same ? 'identical' : 'differ'} native vs SDK`);
+  }
+  if (!haveMempalace) rows.push(['mempalace_status on the real MemPalace server', 'n/a', `n/a (not installed under ${mempalaceRoot})`, '', '', '', '', '', '', '', '', '', '']);
+  table('Figure 5: MCP round trip and handshake (native bridge vs @modelcontextprotocol/sdk client, same server command and environment)',
+    ['call', 'native p50', 'SDK p50', 'p50 ÷', '≤1', 'native p99', 'SDK p99', 'p99 ÷', 'JS-thread CPU per call, native', 'SDK', 'native handshake', 'SDK handshake', 'handshake ÷'], rows,
+    ['Handshake = spawn the server, initialize + initialized, tools/list, in a fresh process: native from `init()` until `palaceTools()` resolves (empty tool cache), SDK from the transport\'s spawn until `listTools()` returns. Round trip = `await native.callTool(name, args, null)` vs `await client.callTool(...)` text joined.', ...notes]);
 }
 
 // ---------------------------------------------------------------------------------------------- figure 6
@@ -212,8 +230,12 @@ if (only.has(6)) {
   const hasHook = fs.existsSync(startup) && /export\s+(async\s+)?function\s+startupRows\b/.test(fs.readFileSync(startup, 'utf8'));
   const mod = hasHook ? await import(startup) : {};
   if (typeof mod.startupRows === 'function') {
-    // Hook for bench/startup.mjs (another engineer): `startupRows({ quick, rounds })` → rows of this table.
-    rows.push(...(await mod.startupRows({ quick, rounds: P.rounds })));
+    // bench/startup.mjs: `startupRows({ quick, rounds })` → {rows of this table, raw numbers}.
+    progress('fig 6: pi startup and per-turn overhead in the real pi (bench/startup.mjs)');
+    const r = await mod.startupRows({ quick, rounds: P.rounds });
+    results.fig6startup = r.raw;
+    rows.push(...r.rows);
+    progress('');
   } else {
     // STUB: bench/startup.mjs (from the end-to-end harness) is a CLI of its own for now; it joins this
     // table once it exports startupRows().

@@ -4,17 +4,17 @@
 //  2. per turn: a plain text turn vs a turn with one e2e_noop (pure JS) tool call vs one with a
 //     memory_lookup (native) tool call, against an instant mock model, interleaved, one warm pi.
 // Usage: node bench/startup.mjs [--runs 9] [--turns 30]     Prints a markdown table.
+// bench/run.mjs (figure 6) imports it: `startupRows({ quick, rounds })` → rows of its table.
 import os from 'node:os';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startMockModel } from '../__test__/e2e/mock-model.mjs';
 import { startPi, ready, root } from '../__test__/e2e/pi-rpc.mjs';
 import { startHome } from '../__test__/e2e/home.mjs';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? Number(process.argv[i + 1]) : dflt; };
-const RUNS = arg('runs', 9);
-const TURNS = arg('turns', 30);
 const NOOP_EXT = path.join(root, '__test__/e2e/fixtures/noop-tool');
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
@@ -28,66 +28,97 @@ function cpuMs(pid) {
   return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
 }
 
-const mock = await startMockModel();
-const home = await startHome({ brainRows: [{ content: 'The lighthouse is painted red and white' }] });
-
-async function startupOnce(extensions) {
-  const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions, env: home.env, timeoutMs: 30_000 });
-  try {
-    const res = await ready(pi);
-    return { wall: res.__t - pi.spawnedAt, cpu: cpuMs(pi.pid) };
-  } finally {
-    const exit = await pi.close();
-    if (exit.code !== 0) throw new Error(`pi exited ${JSON.stringify(exit)}: ${pi.stderr}`);
+/** Runs both measurements in the real pi: → {startup: {with, without}: [{wall, cpu}], turns: {plain, noop, memory_lookup}: [ms]}. */
+export async function measure({ runs = 9, turns: TURNS = 30 } = {}) {
+  const RUNS = runs;
+  const mock = await startMockModel();
+  const home = await startHome({ brainRows: [{ content: 'The lighthouse is painted red and white' }] });
+  async function startupOnce(extensions) {
+    const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions, env: home.env, timeoutMs: 30_000 });
+    try {
+      const res = await ready(pi);
+      return { wall: res.__t - pi.spawnedAt, cpu: cpuMs(pi.pid) };
+    } finally {
+      const exit = await pi.close();
+      if (exit.code !== 0) throw new Error(`pi exited ${JSON.stringify(exit)}: ${pi.stderr}`);
+    }
   }
-}
 
-const startup = { without: [], with: [] };
-await startupOnce([root]); // warm the OS file cache once, not measured
-for (let i = 0; i < RUNS; i++) {
-  // alternate which goes first so drift (thermal, cache) hits both sides equally
-  const order = i % 2 ? ['with', 'without'] : ['without', 'with'];
-  for (const k of order) startup[k].push(await startupOnce(k === 'with' ? [root] : []));
-}
-
-const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [root, NOOP_EXT], env: home.env });
-await ready(pi);
-const kinds = {
-  plain: () => mock.enqueue({ text: 'Hello there.' }),
-  noop: () => mock.enqueue({ toolCalls: [{ name: 'e2e_noop', arguments: { query: 'lighthouse' } }] }, { text: 'Done.' }),
-  memory_lookup: () => mock.enqueue({ toolCalls: [{ name: 'memory_lookup', arguments: { query: 'lighthouse' } }] }, { text: 'Red and white.' }),
-};
-const turns = { plain: [], noop: [], memory_lookup: [] };
-const names = Object.keys(kinds);
-for (let i = 0; i < TURNS + 3; i++) {
-  for (let j = 0; j < names.length; j++) {
-    const k = names[(i + j) % names.length];
-    kinds[k]();
-    const t0 = performance.now();
-    const t = await pi.prompt(`turn ${i} ${k}`);
-    const dt = t.agentEnd.__t - t0;
-    if (i >= 3) turns[k].push(dt); // first rounds warm up the JIT and the brain.db connections
+  const startup = { without: [], with: [] };
+  await startupOnce([root]); // warm the OS file cache once, not measured
+  for (let i = 0; i < RUNS; i++) {
+    // alternate which goes first so drift (thermal, cache) hits both sides equally
+    const order = i % 2 ? ['with', 'without'] : ['without', 'with'];
+    for (const k of order) startup[k].push(await startupOnce(k === 'with' ? [root] : []));
   }
-}
-const exit = await pi.close();
-if (exit.code !== 0 || pi.uiRequests.length) throw new Error(`pi exited ${JSON.stringify(exit)}, ui requests ${pi.uiRequests.length}`);
-await Promise.all([mock.close(), home.close()]);
 
-const wall = (k) => startup[k].map((x) => x.wall), cpu = (k) => startup[k].map((x) => x.cpu);
-const mw = median(wall('with')), mwo = median(wall('without'));
-const cw = median(cpu('with')), cwo = median(cpu('without'));
-const mp = median(turns.plain), mn = median(turns.noop), mm = median(turns.memory_lookup);
-console.log(`## dotty-pi-ext in pi 0.74.0 — ${os.cpus().length} × ${os.cpus()[0].model.trim()}, Node ${process.version}\n`);
-console.log(`### Startup: spawn → first \`get_state\` response (${RUNS} runs each, interleaved)\n`);
-console.log('| | wall median | wall min | wall max | CPU median (user+sys) |\n|---|---|---|---|---|');
-console.log(`| pi without the extension | ${ms(mwo)} | ${ms(Math.min(...wall('without')))} | ${ms(Math.max(...wall('without')))} | ${ms(cwo)} |`);
-console.log(`| pi with dotty-pi-ext | ${ms(mw)} | ${ms(Math.min(...wall('with')))} | ${ms(Math.max(...wall('with')))} | ${ms(cw)} |`);
-console.log(`| **ratio with / without** | **${(mw / mwo).toFixed(3)}** (${mw >= mwo ? '+' : '−'}${ms(Math.abs(mw - mwo))}) | | | **${(cw / cwo).toFixed(3)}** (${cw >= cwo ? '+' : '−'}${ms(Math.abs(cw - cwo))}) |\n`);
-console.log('CPU time is less sensitive than wall time to other load on a shared machine.\n');
-console.log(`### Per turn: prompt sent → \`agent_end\`, instant mock model (${TURNS} turns each, interleaved, after 3 warm-up rounds)\n`);
-console.log('| turn | median | p90 | Δ vs plain |\n|---|---|---|---|');
-console.log(`| plain text | ${ms(mp)} | ${ms(pct(turns.plain, 0.9))} | — |`);
-console.log(`| one e2e_noop call (pure JS tool) | ${ms(mn)} | ${ms(pct(turns.noop, 0.9))} | +${ms(mn - mp)} |`);
-console.log(`| one memory_lookup call (native) | ${ms(mm)} | ${ms(pct(turns.memory_lookup, 0.9))} | +${ms(mm - mp)} |`);
-console.log(`\nNative tool cost over a JS tool round trip (median memory_lookup − median noop): ${ms(mm - mn)}.`);
-console.log('Every turn also writes its conversation row to brain.db after agent_end (off the JS thread).');
+  const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [root, NOOP_EXT], env: home.env });
+  await ready(pi);
+  const kinds = {
+    plain: () => mock.enqueue({ text: 'Hello there.' }),
+    noop: () => mock.enqueue({ toolCalls: [{ name: 'e2e_noop', arguments: { query: 'lighthouse' } }] }, { text: 'Done.' }),
+    memory_lookup: () => mock.enqueue({ toolCalls: [{ name: 'memory_lookup', arguments: { query: 'lighthouse' } }] }, { text: 'Red and white.' }),
+  };
+  const turns = { plain: [], noop: [], memory_lookup: [] };
+  const names = Object.keys(kinds);
+  for (let i = 0; i < TURNS + 3; i++) {
+    for (let j = 0; j < names.length; j++) {
+      const k = names[(i + j) % names.length];
+      kinds[k]();
+      const t0 = performance.now();
+      const t = await pi.prompt(`turn ${i} ${k}`);
+      const dt = t.agentEnd.__t - t0;
+      if (i >= 3) turns[k].push(dt); // first rounds warm up the JIT and the brain.db connections
+    }
+  }
+  const exit = await pi.close();
+  if (exit.code !== 0 || pi.uiRequests.length) throw new Error(`pi exited ${JSON.stringify(exit)}, ui requests ${pi.uiRequests.length}`);
+  await Promise.all([mock.close(), home.close()]);
+  return { startup, turns, runs: RUNS, turnCount: TURNS };
+}
+
+/** Rows for bench/run.mjs's figure 6 table: [what, native, peer / context, target]. */
+export async function startupRows({ quick = false, rounds } = {}) {
+  const m = await measure({ runs: quick ? 5 : Math.max(9, 2 * (rounds ?? 7) + 1), turns: quick ? 10 : 30 });
+  const wall = (k) => m.startup[k].map((x) => x.wall), cpu = (k) => m.startup[k].map((x) => x.cpu);
+  const mw = median(wall('with')), mwo = median(wall('without')), cw = median(cpu('with')), cwo = median(cpu('without'));
+  // per-run differences of adjacent (interleaved) pairs: the same moment of the machine for both
+  const dWall = median(m.startup.with.map((x, i) => x.wall - m.startup.without[i].wall));
+  const mp = median(m.turns.plain), mn = median(m.turns.noop), mm = median(m.turns.memory_lookup);
+  const sign = (x) => `${x >= 0 ? '+' : '−'}${ms(Math.abs(x))}`;
+  return {
+    rows: [
+      [`pi 0.74.0 startup (spawn → first \`get_state\` reply), with − without the extension; ${m.runs} runs each, interleaved`,
+        `${sign(mw - mwo)} wall (${ms(mw)} vs ${ms(mwo)}; median of pairwise Δ ${sign(dWall)}); ${sign(cw - cwo)} CPU (${ms(cw)} vs ${ms(cwo)})`,
+        'bare pi', `≤ +30 ms ${mw - mwo <= 30 ? '✓' : '✗'}`],
+      [`per turn, prompt → \`agent_end\`, instant mock model: one memory_lookup (native) call vs one e2e_noop (pure JS tool) call; ${m.turnCount} turns each`,
+        `${ms(mm)} (${sign(mm - mp)} over a plain turn)`, `JS tool: ${ms(mn)} (${sign(mn - mp)}); native − JS: ${sign(mm - mn)}`, ''],
+    ],
+    raw: m,
+  };
+}
+
+function printMarkdown(m) {
+  const wall = (k) => m.startup[k].map((x) => x.wall), cpu = (k) => m.startup[k].map((x) => x.cpu);
+  const mw = median(wall('with')), mwo = median(wall('without'));
+  const cw = median(cpu('with')), cwo = median(cpu('without'));
+  const mp = median(m.turns.plain), mn = median(m.turns.noop), mm = median(m.turns.memory_lookup);
+  console.log(`## dotty-pi-ext in pi 0.74.0 — ${os.cpus().length} × ${os.cpus()[0].model.trim()}, Node ${process.version}\n`);
+  console.log(`### Startup: spawn → first \`get_state\` response (${m.runs} runs each, interleaved)\n`);
+  console.log('| | wall median | wall min | wall max | CPU median (user+sys) |\n|---|---|---|---|---|');
+  console.log(`| pi without the extension | ${ms(mwo)} | ${ms(Math.min(...wall('without')))} | ${ms(Math.max(...wall('without')))} | ${ms(cwo)} |`);
+  console.log(`| pi with dotty-pi-ext | ${ms(mw)} | ${ms(Math.min(...wall('with')))} | ${ms(Math.max(...wall('with')))} | ${ms(cw)} |`);
+  console.log(`| **ratio with / without** | **${(mw / mwo).toFixed(3)}** (${mw >= mwo ? '+' : '−'}${ms(Math.abs(mw - mwo))}) | | | **${(cw / cwo).toFixed(3)}** (${cw >= cwo ? '+' : '−'}${ms(Math.abs(cw - cwo))}) |\n`);
+  console.log('CPU time is less sensitive than wall time to other load on a shared machine.\n');
+  console.log(`### Per turn: prompt sent → \`agent_end\`, instant mock model (${m.turnCount} turns each, interleaved, after 3 warm-up rounds)\n`);
+  console.log('| turn | median | p90 | Δ vs plain |\n|---|---|---|---|');
+  console.log(`| plain text | ${ms(mp)} | ${ms(pct(m.turns.plain, 0.9))} | — |`);
+  console.log(`| one e2e_noop call (pure JS tool) | ${ms(mn)} | ${ms(pct(m.turns.noop, 0.9))} | +${ms(mn - mp)} |`);
+  console.log(`| one memory_lookup call (native) | ${ms(mm)} | ${ms(pct(m.turns.memory_lookup, 0.9))} | +${ms(mm - mp)} |`);
+  console.log(`\nNative tool cost over a JS tool round trip (median memory_lookup − median noop): ${ms(mm - mn)}.`);
+  console.log('Every turn also writes its conversation row to brain.db after agent_end (off the JS thread).');
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  printMarkdown(await measure({ runs: arg('runs', 9), turns: arg('turns', 30) }));
+}

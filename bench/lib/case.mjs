@@ -92,6 +92,26 @@ const jsCpuMs = () => {
 
 const queries = (n) => Array.from({ length: n }, (_, i) => QUERIES[i % QUERIES.length]);
 
+/** The MCP server of figure 5 as {command, args, env, tool, argsOf(i)}. */
+function mcpServer(server, palace, { copy = true } = {}) {
+  if (server === 'trivial') {
+    return { command: process.execPath, args: [path.join(root, 'bench/peers/trivial-mcp-server.mjs')], env: {}, tool: 'echo', argsOf: (i) => ({ text: `ping ${i}` }) };
+  }
+  const mempalaceRoot = process.env.MEMPALACE_ROOT; // set by run.mjs (HOME is a temp dir here)
+  // A palace of its own per process (MemPalace writes next to it): a copy of the seeded one.
+  let parent = palace;
+  if (copy) {
+    parent = fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-bench-palace-'));
+    fs.cpSync(palace, parent, { recursive: true });
+    process.on('exit', () => fs.rmSync(parent, { recursive: true, force: true }));
+  }
+  return {
+    command: 'bash', args: [path.resolve(root, '../shared/tools/mempalace/start-stdio.sh')],
+    env: { MEMPALACE_PALACE: path.join(parent, 'palace'), MEMPALACE_ROOT: mempalaceRoot },
+    tool: 'mempalace_status', argsOf: () => ({}),
+  };
+}
+
 const cases = {
   /** Figure 1: sequential lookups, latency per call, and how busy the JS thread was meanwhile. */
   async lookup({ side, db, n, warmup = 40 }) {
@@ -219,27 +239,66 @@ const cases = {
     return { ...summary(lat), jsBusyPerCallMs: elu.active / n, jsCpuPerCallMs: jsCpu / n, reply: first };
   },
 
-  /** Figure 5: MCP round trip of a trivial tool, and the handshake. */
-  async mcp({ side, n }) {
-    const server = path.join(root, 'bench/peers/trivial-mcp-server.mjs');
-    if (side === 'native') {
-      // TODO(MCP bridge): configure the bridge to spawn `node ${server}` (its configuration isn't
-      // merged yet), time init() + the first toolDescriptors() listing the MCP tools as the
-      // handshake, then time `native.callTool('<mcp tool name for echo>', { text: 'x' }, id)`
-      // exactly like the SDK loop below.
-      throw new Error('native MCP bridge not merged yet');
-    }
-    const { connectSdk } = await import('../peers/mcp-sdk.mjs');
-    const c = await connectSdk({ args: [server] });
-    for (let i = 0; i < 30; i++) await c.call('echo', { text: 'warm' });
+  /**
+   * Figure 5: MCP round trip and handshake, the native bridge vs the SDK client, same server command
+   * and environment. `server`: "trivial" (bench/peers/trivial-mcp-server.mjs, tool `echo`) or
+   * "mempalace" (the REAL MemPalace server via start-stdio.sh, tool `mempalace_status`, on a copy of
+   * the seeded palace `palace`). Handshake = spawn → initialize/initialized → tools/list, timed from
+   * `native.init()` to `palaceTools()` resolving (native) or from the transport's spawn to
+   * `listTools()` (SDK), in a fresh process either way.
+   */
+  async mcp({ side, n, server = 'trivial', palace, warmup = 30 }) {
+    const s = mcpServer(server, palace);
     const lat = [];
+    let handshakeMs, call, close, toolCount, first;
+    if (side === 'native') {
+      Object.assign(process.env, s.env, {
+        MEMPALACE_BRIDGE: '1', MEMPALACE_MCP_BIN: s.command, MEMPALACE_MCP_ARGS: s.args.join(' '),
+        PI_CODING_AGENT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-bench-agent-')), // empty tool cache
+        DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED: '0',
+      });
+      const native = require(path.join(root, 'native.js'));
+      const t0 = performance.now();
+      native.init();
+      const tools = await native.palaceTools();
+      handshakeMs = performance.now() - t0;
+      toolCount = tools.length;
+      call = async (name, args) => (await native.callTool(name, args, null)).text;
+      close = () => native.sessionShutdown('quit');
+    } else {
+      const { connectSdk } = await import('../peers/mcp-sdk.mjs');
+      const c = await connectSdk({ command: s.command, args: s.args, env: { ...process.env, ...s.env } });
+      handshakeMs = c.handshakeMs;
+      toolCount = c.tools.length;
+      call = c.call;
+      close = c.close;
+    }
+    first = await call(s.tool, s.argsOf(0));
+    for (let i = 0; i < warmup; i++) await call(s.tool, s.argsOf(i));
+    const cpu0 = jsCpuMs();
     for (let i = 0; i < n; i++) {
       const a = performance.now();
-      await c.call('echo', { text: `ping ${i}` });
+      await call(s.tool, s.argsOf(i));
       lat.push(performance.now() - a);
     }
+    const jsCpu = jsCpuMs() - cpu0;
+    await close();
+    return { ...summary(lat), handshakeMs, toolCount, jsCpuPerCallMs: jsCpu / n, reply: first.slice(0, 2000) };
+  },
+
+  /** Figure 5 setup: fills a new palace with a few drawers and a diary entry (SDK client, real server). */
+  async palaceSeed({ palace }) {
+    const s = mcpServer('mempalace', palace, { copy: false });
+    const { connectSdk } = await import('../peers/mcp-sdk.mjs');
+    const c = await connectSdk({ command: s.command, args: s.args, env: { ...process.env, ...s.env } });
+    const out = [];
+    for (let i = 0; i < 12; i++) {
+      out.push(await c.call('mempalace_add_drawer', { wing: 'dotty', room: ['family', 'meals', 'robot'][i % 3], content: `Day ${i}: Ada had pancakes and talked about dinosaurs; Dotty remembered her friend number ${i}.` }));
+    }
+    out.push(await c.call('mempalace_diary_write', { agent_name: 'dotty', entry: 'SESSION:2026-11-29|bench.seed|★', topic: 'bench' }));
+    const status = await c.call('mempalace_status', {});
     await c.close();
-    return { ...summary(lat), handshakeMs: c.handshakeMs };
+    return { status: status.slice(0, 2000), writes: out.map((x) => x.slice(0, 200)) };
   },
 
   /** Figure 6 (memory half): RSS after `calls` lookups, with and without the extension. */
