@@ -26,7 +26,7 @@ const value = (name, dflt) => { const i = argv.indexOf(`--${name}`); return i >=
 const quick = flag('quick');
 const P = quick
   ? { rounds: 3, lookups: { 1e3: 200, 1e5: 200, 1e6: 100 }, tpSize: 1e5, tpTotal: 400, concs: [1, 8, 64], remember: 300, turns: 100, http: 200, rss: 1000, mcp: 200, mcpPalace: 50 }
-  : { rounds: 7, lookups: { 1e3: 1000, 1e5: 1000, 1e6: 1000 }, tpSize: 1e5, tpTotal: 2000, concs: [1, 8, 64], remember: 2000, turns: 500, http: 1000, rss: 1000, mcp: 1000, mcpPalace: 300 };
+  : { rounds: 7, lookups: { 1e3: 1000, 1e5: 1000, 1e6: 300 }, tpSize: 1e5, tpTotal: 1000, concs: [1, 8, 64], remember: 2000, turns: 500, http: 1000, rss: 1000, mcp: 1000, mcpPalace: 300 };
 P.rounds = Number(value('rounds', P.rounds));
 const sizes = value('sizes', '1k,100k,1m').split(',').map(parseRows);
 const only = new Set(value('only', '1,2,3,4,5,6,7').split(',').map(Number));

@@ -44,12 +44,16 @@ export async function measure({ runs = 9, turns: TURNS = 30 } = {}) {
     }
   }
 
-  const startup = { without: [], with: [] };
+  // without: bare pi; noop: pi with a one-tool pure-JS extension (what loading any extension costs
+  // in pi: its jiti loader); with: pi with dotty-pi-ext.
+  const startup = { without: [], noop: [], with: [] };
+  const exts = { without: [], noop: [NOOP_EXT], with: [root] };
   await startupOnce([root]); // warm the OS file cache once, not measured
+  await startupOnce([NOOP_EXT]);
   for (let i = 0; i < RUNS; i++) {
     // alternate which goes first so drift (thermal, cache) hits both sides equally
-    const order = i % 2 ? ['with', 'without'] : ['without', 'with'];
-    for (const k of order) startup[k].push(await startupOnce(k === 'with' ? [root] : []));
+    const order = [['without', 'noop', 'with'], ['with', 'without', 'noop'], ['noop', 'with', 'without']][i % 3];
+    for (const k of order) startup[k].push(await startupOnce(exts[k]));
   }
 
   const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [root, NOOP_EXT], env: home.env });
@@ -81,18 +85,23 @@ export async function measure({ runs = 9, turns: TURNS = 30 } = {}) {
 export async function startupRows({ quick = false, rounds } = {}) {
   const m = await measure({ runs: quick ? 5 : Math.max(9, 2 * (rounds ?? 7) + 1), turns: quick ? 10 : 30 });
   const wall = (k) => m.startup[k].map((x) => x.wall), cpu = (k) => m.startup[k].map((x) => x.cpu);
-  const mw = median(wall('with')), mwo = median(wall('without')), cw = median(cpu('with')), cwo = median(cpu('without'));
-  // per-run differences of adjacent (interleaved) pairs: the same moment of the machine for both
-  const dWall = median(m.startup.with.map((x, i) => x.wall - m.startup.without[i].wall));
+  const mw = median(wall('with')), mwo = median(wall('without')), mn0 = median(wall('noop'));
+  const cw = median(cpu('with')), cwo = median(cpu('without')), cn0 = median(cpu('noop'));
+  // per-run differences within one interleaved triple: the same moment of the machine for both
+  const pair = (a, b, f) => median(m.startup[a].map((x, i) => x[f] - m.startup[b][i][f]));
   const mp = median(m.turns.plain), mn = median(m.turns.noop), mm = median(m.turns.memory_lookup);
   const sign = (x) => `${x >= 0 ? '+' : '−'}${ms(Math.abs(x))}`;
   return {
     rows: [
-      [`pi 0.74.0 startup (spawn → first \`get_state\` reply), with − without the extension; ${m.runs} runs each, interleaved`,
-        `${sign(mw - mwo)} wall (${ms(mw)} vs ${ms(mwo)}; median of pairwise Δ ${sign(dWall)}); ${sign(cw - cwo)} CPU (${ms(cw)} vs ${ms(cwo)})`,
+      [`pi 0.74.0 startup (spawn → first \`get_state\` reply), with dotty-pi-ext − bare pi; ${m.runs} runs each, interleaved`,
+        `${sign(mw - mwo)} wall (${ms(mw)} vs ${ms(mwo)}; pairwise ${sign(pair('with', 'without', 'wall'))}); ${sign(cw - cwo)} CPU (${ms(cw)} vs ${ms(cwo)}; pairwise ${sign(pair('with', 'without', 'cpu'))})`,
         'bare pi', `≤ +30 ms ${mw - mwo <= 30 ? '✓' : '✗'}`],
+      ['… of which pi loading any extension: a one-tool pure-JS extension (e2e_noop) − bare pi',
+        `${sign(mn0 - mwo)} wall (pairwise ${sign(pair('noop', 'without', 'wall'))}); ${sign(cn0 - cwo)} CPU (pairwise ${sign(pair('noop', 'without', 'cpu'))})`, 'pi\'s extension loader, not dotty-pi-ext', ''],
+      ['… and dotty-pi-ext itself: with dotty-pi-ext − with the pure-JS extension',
+        `${sign(mw - mn0)} wall (pairwise ${sign(pair('with', 'noop', 'wall'))}); ${sign(cw - cn0)} CPU (pairwise ${sign(pair('with', 'noop', 'cpu'))})`, 'JS extension', `≤ +30 ms ${mw - mn0 <= 30 ? '✓' : '✗'}`],
       [`per turn, prompt → \`agent_end\`, instant mock model: one memory_lookup (native) call vs one e2e_noop (pure JS tool) call; ${m.turnCount} turns each`,
-        `${ms(mm)} (${sign(mm - mp)} over a plain turn)`, `JS tool: ${ms(mn)} (${sign(mn - mp)}); native − JS: ${sign(mm - mn)}`, ''],
+        `${ms(mm)} (${sign(mm - mp)} over a plain turn ${ms(mp)})`, `JS tool: ${ms(mn)} (${sign(mn - mp)}); native − JS: ${sign(mm - mn)}`, ''],
     ],
     raw: m,
   };
