@@ -237,9 +237,7 @@ if (only.has(6)) {
     rows.push(...r.rows);
     progress('');
   } else {
-    // STUB: bench/startup.mjs (from the end-to-end harness) is a CLI of its own for now; it joins this
-    // table once it exports startupRows().
-    rows.push([`pi startup, with − without the extension (STUB: run \`node bench/startup.mjs\` for now)`, 'pending', 'pending', '≤ +30 ms']);
+    rows.push(['pi startup, with − without the extension', 'n/a (bench/startup.mjs without startupRows())', '', '≤ +30 ms']);
   }
   const res = await paired('fig 6: RSS', { case: 'rss', db: brains[P.tpSize], calls: P.rss }, { sides: ['native', 'peer', 'none'], nodeArgs: ['--expose-gc'] });
   results.fig6 = res;
