@@ -33,7 +33,7 @@ describe('MemPalace over stdio', () => {
     expect([...ext.tools.keys()]).toEqual([]);
     const tools = await native().palaceTools();
     expect(tools).toHaveLength(47);
-    await new Promise((r) => setImmediate(r)); // index.js registers them in the same promise chain
+    await ext.waitForTools(47); // index.js registers them when its own palaceTools() resolves
     expect(ext.tools.size).toBe(47);
     for (const ref of referenceTools.tools) {
       const t = ext.tools.get(ref.name);

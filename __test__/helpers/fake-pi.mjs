@@ -9,6 +9,7 @@ export function fakePi() {
   const tools = new Map();
   const handlers = new Map();
   const commands = new Map();
+  const toolWaiters = [];
   return {
     tools,
     handlers,
@@ -16,6 +17,15 @@ export function fakePi() {
     registerTool(tool) {
       if (tools.has(tool.name)) throw new Error(`tool registered twice: ${tool.name}`);
       tools.set(tool.name, tool);
+      for (const w of toolWaiters.splice(0)) if (tools.size >= w.n) w.resolve(); else toolWaiters.push(w);
+    },
+    /** Resolves once at least `n` tools are registered (late registration happens after a handshake). */
+    waitForTools(n, timeoutMs = 10000) {
+      if (tools.size >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`expected ${n} tools, have ${tools.size}`)), timeoutMs);
+        toolWaiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
+      });
     },
     registerCommand(name, options) { commands.set(name, options); },
     on(event, handler) { handlers.set(event, [...(handlers.get(event) ?? []), handler]); },
