@@ -146,7 +146,11 @@ impl Bridge {
                         Ok(tools)
                     }
                     Err(e) => {
-                        crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
+                        // One line for pi's stderr: the client already said it if it latched down,
+                        // and a shutdown on purpose (pi exiting) is no news.
+                        if !matches!(e, McpError::Closed) && !self.client.stats().down {
+                            crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
+                        }
                         Err(e.to_string())
                     }
                 }

@@ -315,7 +315,11 @@ impl McpClient {
                     return Err(e);
                 }
                 Err(e) => {
-                    crate::diag!("MemPalace did not start: {e}");
+                    // Each attempt is said only when debugging: a palace that can't be had at all
+                    // costs pi one stderr line (the latch, or the bridge's fail-soft line).
+                    if self.cfg.debug {
+                        crate::diag!("MemPalace did not start: {e}");
+                    }
                     last = Some(e);
                     continue;
                 }
@@ -346,7 +350,9 @@ impl McpClient {
                         self.latch(e.clone());
                         return Err(e);
                     }
-                    crate::diag!("MemPalace handshake failed: {e}");
+                    if self.cfg.debug {
+                        crate::diag!("MemPalace handshake failed: {e}");
+                    }
                     last = Some(e);
                 }
             }
