@@ -46,33 +46,60 @@ pub const DEFAULT_THINKER_URL: &str = "http://localhost:8080/v1/chat/completions
 pub const DEFAULT_THINKER_MODEL: &str = "qwen3.6:27b-think";
 pub const DEFAULT_SONG_ASSET_BASE: &str = "/opt/xiaozhi-esp32-server/config/assets/songs";
 
-/// Reads variables through `get`, collecting one warning per malformed value.
-struct Reader<'a, F: Fn(&str) -> Option<String>> {
+/// Reads environment variables through a lookup (the process environment, or a map in tests),
+/// collecting one warning per malformed value. Shared by the voice, MCP and palace configuration.
+pub struct EnvReader<'a, F: Fn(&str) -> Option<String>> {
     get: &'a F,
     warnings: Vec<String>,
 }
 
-impl<F: Fn(&str) -> Option<String>> Reader<'_, F> {
-    /// The value, or `None` when unset or empty.
-    fn text(&self, name: &str) -> Option<String> {
-        (self.get)(name).filter(|v| !v.trim().is_empty())
+impl<'a, F: Fn(&str) -> Option<String>> EnvReader<'a, F> {
+    pub fn new(get: &'a F) -> Self {
+        EnvReader { get, warnings: Vec::new() }
     }
 
-    fn parsed<T: std::str::FromStr>(&mut self, name: &str, default: T, valid: impl Fn(&T) -> bool, what: &str) -> T {
+    /// The value exactly as set (secrets, argument lists), `None` when unset or empty.
+    pub fn raw(&self, name: &str) -> Option<String> {
+        (self.get)(name).filter(|v| !v.is_empty())
+    }
+
+    /// The value trimmed, `None` when unset or blank.
+    pub fn text(&self, name: &str) -> Option<String> {
+        (self.get)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    }
+
+    /// On unless set to `0`.
+    pub fn switch(&self, name: &str) -> bool {
+        self.text(name).is_none_or(|v| v != "0")
+    }
+
+    /// A parsed value; a malformed or invalid one is reported and gives `default`.
+    pub fn parsed<T: std::str::FromStr + std::fmt::Display>(&mut self, name: &str, default: T, valid: impl Fn(&T) -> bool, what: &str) -> T {
         match self.text(name) {
             None => default,
-            Some(raw) => match raw.trim().parse::<T>() {
+            Some(raw) => match raw.parse::<T>() {
                 Ok(v) if valid(&v) => v,
                 _ => {
-                    self.warnings.push(format!("{name}={raw:?} is not {what}; using the default"));
+                    self.warnings.push(format!("{name}={raw:?} is not {what}; using the default {default}"));
                     default
                 }
             },
         }
     }
 
-    fn millis(&mut self, name: &str, default_ms: u64) -> Duration {
-        Duration::from_millis(self.parsed(name, default_ms, |v| *v > 0, "a positive number of milliseconds"))
+    /// Milliseconds; zero allowed only when `allow_zero` (where the contract gives 0 a meaning).
+    pub fn millis(&mut self, name: &str, default_ms: u64, allow_zero: bool) -> Duration {
+        let what = if allow_zero { "a number of milliseconds" } else { "a positive number of milliseconds" };
+        Duration::from_millis(self.parsed(name, default_ms, |v| allow_zero || *v > 0, what))
+    }
+
+    /// Adds a warning of the caller's own.
+    pub fn warn(&mut self, w: String) {
+        self.warnings.push(w);
+    }
+
+    pub fn into_warnings(self) -> Vec<String> {
+        self.warnings
     }
 }
 
@@ -80,8 +107,8 @@ impl VoiceConfig {
     /// Builds the configuration from `get` (the process environment in production), returning the
     /// warnings to print for malformed values.
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
-        let mut r = Reader { get, warnings: Vec::new() };
-        let enabled = r.text("DOTTY_VOICE_TOOLS").map_or(true, |v| v.trim() != "0");
+        let mut r = EnvReader::new(get);
+        let enabled = r.switch("DOTTY_VOICE_TOOLS");
         let (brain_db, brain_db_explicit) = match r.text("DOTTY_BRAIN_DB") {
             Some(p) => (PathBuf::from(p), true),
             None => {
@@ -91,14 +118,14 @@ impl VoiceConfig {
         };
         let person_max_facts = r.parsed("PERSON_MEMORY_MAX_FACTS", 6u32, |v| *v > 0, "a positive integer");
         let behaviour_url = trim_slash(r.text("DOTTY_BEHAVIOUR_URL").unwrap_or_else(|| DEFAULT_BEHAVIOUR_URL.into()));
-        let behaviour_timeout = r.millis("DOTTY_BEHAVIOUR_TIMEOUT_MS", 3000);
+        let behaviour_timeout = r.millis("DOTTY_BEHAVIOUR_TIMEOUT_MS", 3000, false);
         let thinker_url = r.text("VOICE_THINKER_URL").unwrap_or_else(|| DEFAULT_THINKER_URL.into());
         let secs = r.parsed("VOICE_THINKER_TIMEOUT", 30f64, |v| v.is_finite() && *v > 0.0 && *v < 1e9, "a positive number of seconds");
         let thinker_model = r.text("VOICE_THINKER_MODEL").unwrap_or_else(|| DEFAULT_THINKER_MODEL.into());
-        let xiaozhi_host = r.text("XIAOZHI_HOST").map(|h| h.trim().to_string());
+        let xiaozhi_host = r.text("XIAOZHI_HOST");
         let xiaozhi_port = r.parsed("XIAOZHI_HTTP_PORT", 8003u16, |v| *v > 0, "a TCP port (1-65535)");
-        let xiaozhi_timeout = r.millis("XIAOZHI_ADMIN_TIMEOUT_MS", 3000);
-        let admin_token = get("DOTTY_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret);
+        let xiaozhi_timeout = r.millis("XIAOZHI_ADMIN_TIMEOUT_MS", 3000, false);
+        let admin_token = r.raw("DOTTY_ADMIN_TOKEN").map(Secret);
         let admin_socket = r.text("XIAOZHI_ADMIN_SOCKET").map(PathBuf::from);
         let song_asset_base = trim_slash(r.text("VOICE_PLAY_SONG_ASSET_BASE").unwrap_or_else(|| DEFAULT_SONG_ASSET_BASE.into()));
         let cfg = VoiceConfig {
@@ -118,7 +145,7 @@ impl VoiceConfig {
             admin_socket,
             song_asset_base,
         };
-        (cfg, r.warnings)
+        (cfg, r.into_warnings())
     }
 
     /// The configuration of this process, from its environment.

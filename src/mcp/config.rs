@@ -1,7 +1,7 @@
 //! Environment → [`McpConfig`]. Names and defaults are part of the interface
 //! (`../shared/contracts/mempalace-bridge.md`); a malformed value gives a warning and the default.
 
-use crate::config::Secret;
+use crate::config::{EnvReader, Secret};
 use std::time::Duration;
 
 /// How to reach MemPalace and how patient to be with it.
@@ -66,42 +66,33 @@ impl McpConfig {
     /// warning per malformed value. Warnings never quote the token or the URL (it may carry
     /// credentials).
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
-        let mut warnings = Vec::new();
-        let text = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let mut num = |name: &str, default: u64| -> u64 {
-            match text(name) {
-                None => default,
-                Some(raw) => raw.parse::<u64>().unwrap_or_else(|_| {
-                    warnings.push(format!("{name}={raw:?} is not a whole number ≥ 0; using the default {default}"));
-                    default
-                }),
-            }
-        };
+        let mut r = EnvReader::new(get);
+        let mut num = |name: &str, default: u64| r.parsed(name, default, |_| true, "a whole number ≥ 0");
         let ms_or_none = |v: u64| (v > 0).then(|| Duration::from_millis(v));
         let timeout = ms_or_none(num("MEMPALACE_MCP_TIMEOUT_MS", DEFAULT_TIMEOUT_MS));
         let init_timeout = ms_or_none(num("MEMPALACE_MCP_INIT_TIMEOUT_MS", DEFAULT_INIT_TIMEOUT_MS));
         let max_respawns = num("MEMPALACE_MCP_MAX_RESPAWNS", DEFAULT_MAX_RESPAWNS as u64).min(u32::MAX as u64) as u32;
         let respawn_backoff = Duration::from_millis(num("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", DEFAULT_RESPAWN_BACKOFF_MS));
-        let remote_url = text("MEMPALACE_REMOTE_URL");
+        let remote_url = r.text("MEMPALACE_REMOTE_URL");
         if let Some(u) = &remote_url {
             if !matches!(reqwest::Url::parse(u), Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some()) {
                 // Not a silent fallback to a local palace: the user meant a remote one.
-                warnings.push("MEMPALACE_REMOTE_URL is not an http(s) URL with a host; the palace stays unreachable".into());
+                r.warn("MEMPALACE_REMOTE_URL is not an http(s) URL with a host; the palace stays unreachable".into());
             }
         }
         let cfg = McpConfig {
-            bin: text("MEMPALACE_MCP_BIN").unwrap_or_else(|| DEFAULT_BIN.into()),
-            args: get("MEMPALACE_MCP_ARGS").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default(),
+            bin: r.text("MEMPALACE_MCP_BIN").unwrap_or_else(|| DEFAULT_BIN.into()),
+            args: r.raw("MEMPALACE_MCP_ARGS").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default(),
             remote_url,
-            remote_token: get("MEMPALACE_REMOTE_TOKEN").map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).map(Secret::new),
+            remote_token: r.text("MEMPALACE_REMOTE_TOKEN").map(Secret::new),
             timeout,
             init_timeout,
             max_respawns,
             respawn_backoff,
-            debug: text("MEMPALACE_EXT_DEBUG").as_deref() == Some("1"),
+            debug: r.text("MEMPALACE_EXT_DEBUG").as_deref() == Some("1"),
             ..McpConfig::default()
         };
-        (cfg, warnings)
+        (cfg, r.into_warnings())
     }
 
     /// The configuration of this process, from its environment.

@@ -2,6 +2,7 @@
 //! (contracts/mempalace-bridge.md). A malformed number is reported as a warning and the default
 //! is used.
 
+use crate::config::EnvReader;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -54,33 +55,19 @@ impl PalaceConfig {
     /// Builds the configuration from `get` (the process environment in production), returning
     /// one warning per malformed value.
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
-        let text = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let mut warnings = Vec::new();
-        let mut millis = |name: &str, default: u64, allow_zero: bool| -> Duration {
-            let ms = match text(name) {
-                None => default,
-                Some(raw) => match raw.parse::<u64>() {
-                    Ok(v) if allow_zero || v > 0 => v,
-                    _ => {
-                        let what = if allow_zero { "a number of milliseconds" } else { "a positive number of milliseconds" };
-                        warnings.push(format!("{name}={raw:?} is not {what}; using the default {default}"));
-                        default
-                    }
-                },
-            };
-            Duration::from_millis(ms)
-        };
-        let feed_debounce = millis("MEMPALACE_FEED_DEBOUNCE_MS", DEFAULT_FEED_DEBOUNCE_MS, true);
-        let prepare_timeout = millis("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", DEFAULT_FEED_PREPARE_TIMEOUT_MS, false);
-        let mine_timeout = millis("MEMPALACE_FEED_MINE_TIMEOUT_MS", DEFAULT_FEED_MINE_TIMEOUT_MS, false);
+        let mut r = EnvReader::new(get);
+        let feed_debounce = r.millis("MEMPALACE_FEED_DEBOUNCE_MS", DEFAULT_FEED_DEBOUNCE_MS, true);
+        let prepare_timeout = r.millis("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", DEFAULT_FEED_PREPARE_TIMEOUT_MS, false);
+        let mine_timeout = r.millis("MEMPALACE_FEED_MINE_TIMEOUT_MS", DEFAULT_FEED_MINE_TIMEOUT_MS, false);
+        let text = |name: &str| r.text(name);
         let agent_dir = match text("PI_CODING_AGENT_DIR") {
             Some(d) => PathBuf::from(expand_home(&d, text("HOME").as_deref())),
             None => PathBuf::from(text("HOME").unwrap_or_else(|| "/root".into())).join(".pi/agent"),
         };
         let cfg = PalaceConfig {
-            enabled: text("MEMPALACE_BRIDGE").is_none_or(|v| v != "0"),
+            enabled: r.switch("MEMPALACE_BRIDGE"),
             agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),
-            feed: text("MEMPALACE_FEED").is_none_or(|v| v != "0"),
+            feed: r.switch("MEMPALACE_FEED"),
             feed_bin: text("MEMPALACE_FEED_BIN").unwrap_or_else(|| DEFAULT_FEED_BIN.into()),
             feed_wing: text("MEMPALACE_FEED_WING").unwrap_or_else(|| DEFAULT_FEED_WING.into()),
             feed_debounce,
@@ -93,7 +80,7 @@ impl PalaceConfig {
             remote: text("MEMPALACE_REMOTE_URL").is_some(),
             search_path: get("PATH"),
         };
-        (cfg, warnings)
+        (cfg, r.into_warnings())
     }
 
     /// The configuration of this process, from its environment.
