@@ -159,11 +159,6 @@ impl Bridge {
             .clone()
     }
 
-    /// Whether `name` is a palace tool we know of.
-    pub fn has_tool(&self, name: &str) -> bool {
-        self.tools.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|t| t.name == name)
-    }
-
     /// One palace tool call for pi; waits for the background handshake first.
     pub async fn call(&self, name: &str, args: Value, cancel: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<CallResult, McpError> {
         let args = if args.is_object() { args } else { json!({}) };

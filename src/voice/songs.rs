@@ -20,7 +20,7 @@ pub fn best_match<'a>(name: &str, catalogue: &'a [String]) -> Option<&'a str> {
         }
         if stem.contains(q) || q.contains(stem) {
             let score = len(stem).abs_diff(q_len);
-            if best.map_or(true, |(s, _)| score < s) {
+            if best.is_none_or(|(s, _)| score < s) {
                 best = Some((score, file));
             }
         }
