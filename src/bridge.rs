@@ -4,8 +4,8 @@
 //! once, the handshake runs in the background, and the first call waits for it (up to the init
 //! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
 
-use crate::mcp::{CallResult, McpClient, McpConfig, McpError};
-use crate::palace::cache::{self, CachedTool};
+use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
+use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::wakeup::{compose_wakeup, WakeupGate};
 use crate::palace::{PalaceCaller, PalaceConfig};
@@ -24,11 +24,15 @@ pub struct Bridge {
     pub client: Arc<McpClient>,
     cache_path: std::path::PathBuf,
     cache_key: String,
-    /// The last tool list known: from the cache file at load, replaced by the server's own.
+    /// The last tool list known (checked by `palace::tools`): from the cache file at load,
+    /// replaced by the server's own.
     // A std Mutex: swapped or cloned, never held across an await.
-    tools: Mutex<Vec<CachedTool>>,
+    tools: Mutex<Vec<ToolInfo>>,
     /// The background handshake, shared by everyone who waits for it.
-    connected: tokio::sync::OnceCell<Result<Vec<CachedTool>, String>>,
+    connected: tokio::sync::OnceCell<Result<Vec<ToolInfo>, String>>,
+    health: Arc<Health>,
+    /// Names already said on stderr as taken by another tool of this pi process.
+    said_taken: Mutex<Vec<String>>,
     pub wakeup: WakeupGate,
     pub feeder: Feeder,
     shut_down: AtomicBool,
@@ -36,10 +40,38 @@ pub struct Bridge {
     settled_event: AtomicBool,
 }
 
+/// Whether the palace can be had, as far as the bridge knows: the reason it can't, or None.
+/// "Can't": the handshake failed and no later one succeeded, or the client gave up (respawn
+/// budget used up, a wrong token). Feeding does no work then (contracts/trust-and-limits.md).
+struct Health {
+    client: Arc<McpClient>,
+    /// Why the last handshake failed (None: never failed, or a later one succeeded).
+    failed: Mutex<Option<String>>,
+}
+
+impl Health {
+    fn down_reason(&self) -> Option<String> {
+        let s = self.client.stats();
+        let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if s.connected && !s.down {
+            return None;
+        }
+        match failed {
+            Some(why) => Some(why),
+            None if s.down => Some("the MemPalace client gave up (respawn budget used up)".into()),
+            None => None,
+        }
+    }
+}
+
 /// [`PalaceCaller`] over the MCP client: text blocks joined, `isError` and JSON-RPC errors as Err.
-struct ClientCaller(Arc<McpClient>);
+struct ClientCaller(Arc<McpClient>, Arc<Health>);
 
 impl PalaceCaller for ClientCaller {
+    fn down_reason(&self) -> Option<String> {
+        self.1.down_reason()
+    }
+
     fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
         Box::pin(async move {
             // A caller's shorter deadline cancels the call on the server too (notifications/cancelled).
@@ -100,16 +132,22 @@ impl Bridge {
             None => cache::key_for_command(&mcp.bin, &mcp.args),
         };
         let cache_path = cfg.tools_cache_path();
-        let cached = cache::load(&cache_path, &cache_key).unwrap_or_default();
+        let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
+            crate::diag!("mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake", cache_path.display());
+            None
+        });
         let client = McpClient::new(mcp);
-        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(client.clone())));
+        let health = Arc::new(Health { client: client.clone(), failed: Mutex::new(None) });
+        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(client.clone(), health.clone())));
         Bridge {
             cfg,
             client,
             cache_path,
             cache_key,
-            tools: Mutex::new(cached),
+            tools: Mutex::new(cached.unwrap_or_default()),
             connected: tokio::sync::OnceCell::new(),
+            health,
+            said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
             feeder,
             shut_down: AtomicBool::new(false),
@@ -118,21 +156,46 @@ impl Bridge {
     }
 
     /// The tools known right now (the cache until the server has answered).
-    pub fn known_tools(&self) -> Vec<CachedTool> {
+    pub fn known_tools(&self) -> Vec<ToolInfo> {
         self.tools.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The known tools pi may register now: minus those whose names something else in this pi
+    /// process has (`taken`: pi's tool names, minus this extension's own). A name taken is said
+    /// once on stderr.
+    pub fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
+        let known = self.known_tools();
+        let clash: Vec<String> = crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
+        if !clash.is_empty() {
+            let mut said = self.said_taken.lock().unwrap_or_else(|p| p.into_inner());
+            let new: Vec<crate::palace::tools::Refused> = clash
+                .iter()
+                .filter(|n| !said.contains(n))
+                .map(|n| crate::palace::tools::Refused { name: n.clone(), why: crate::palace::tools::Why::AlreadyRegistered })
+                .collect();
+            if let Some(line) = crate::palace::tools::summary("the palace", &new) {
+                crate::diag!("{line}");
+            }
+            said.extend(new.into_iter().map(|r| r.name));
+        }
+        known.into_iter().filter(|t| !clash.contains(&t.name)).collect()
     }
 
     /// Connects (once; concurrent callers share it) and returns the server's tools, refreshing the
     /// cache file when they changed. A failure is said once on stderr and remembered: pi goes on
     /// without palace tools, and calls still try (the client self-heals within its budget).
-    pub async fn connect(&self) -> Result<Vec<CachedTool>, String> {
+    pub async fn connect(&self) -> Result<Vec<ToolInfo>, String> {
         self.connected
             .get_or_init(|| async {
                 let t0 = Instant::now();
                 match self.client.connect().await {
                     Ok(list) => {
-                        let tools: Vec<CachedTool> =
-                            list.into_iter().map(|t| CachedTool { name: t.name, description: t.description, input_schema: t.input_schema }).collect();
+                        *self.health.failed.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                        let admitted = crate::palace::tools::admit(list);
+                        if let Some(line) = crate::palace::tools::summary("the palace's tool list", &admitted.refused) {
+                            crate::diag!("{line}");
+                        }
+                        let tools = admitted.tools;
                         let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
                         if changed {
                             if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
@@ -146,6 +209,7 @@ impl Bridge {
                         Ok(tools)
                     }
                     Err(e) => {
+                        *self.health.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                         // One line for pi's stderr: the client already said it if it latched down,
                         // and a shutdown on purpose (pi exiting) is no news.
                         if !matches!(e, McpError::Closed) && !self.client.stats().down {
@@ -179,7 +243,7 @@ impl Bridge {
             return None;
         }
         let timeout = self.client.config().timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
-        let caller = ClientCaller(self.client.clone());
+        let caller = ClientCaller(self.client.clone(), self.health.clone());
         tokio::time::timeout(timeout, async {
             // The handshake counts against the same bound: a cold palace doesn't hold the prompt.
             self.connect().await.ok()?;
