@@ -843,6 +843,7 @@ module.exports.logTurn = nativeBinding.logTurn
 module.exports.palaceDiaryPrompt = nativeBinding.palaceDiaryPrompt
 module.exports.palaceSessionStart = nativeBinding.palaceSessionStart
 module.exports.palaceSettled = nativeBinding.palaceSettled
+module.exports.palaceToolDescriptors = nativeBinding.palaceToolDescriptors
 module.exports.palaceTools = nativeBinding.palaceTools
 module.exports.palaceWakeup = nativeBinding.palaceWakeup
 module.exports.sessionShutdown = nativeBinding.sessionShutdown
