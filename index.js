@@ -29,6 +29,7 @@ module.exports = function dottyPiExt(pi) {
   pi.on('agent_settled', () => native.palaceSettled());
   pi.on('before_agent_start', async () => { const content = await native.palaceWakeup(); return content ? { message: { customType: 'mempalace-wakeup', content, display: false } } : undefined; });
   pi.registerCommand('mempalace-diary', { description: 'Ask the model to write a MemPalace diary entry for this session', handler: async (args) => pi.sendUserMessage(native.palaceDiaryPrompt(args ?? '')) });
+  pi.registerCommand('mempalace', { description: 'MemPalace bridge: `/mempalace reconnect` starts the palace again after it went down', handler: async (args, ctx) => { const said = await native.palaceCommand(args ?? ''); registerPalace(); ctx?.ui?.notify?.(said, 'info'); } });
 };
 
 // What to do about a missing or unloadable binary, and why each place the loader looked failed.

@@ -64,6 +64,12 @@ export interface NativeStats {
   stderrLinesDropped: number
 }
 
+/**
+ * `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
+ * says how that went; anything else answers the usage. The entry then registers new tools.
+ */
+export declare function palaceCommand(args: string): Promise<string>
+
 /** The user message `/mempalace-diary [topic]` sends (null when the bridge is off). */
 export declare function palaceDiaryPrompt(topic: string): string | null
 

@@ -840,6 +840,7 @@ module.exports.cancelCall = nativeBinding.cancelCall
 module.exports.flushTurnLog = nativeBinding.flushTurnLog
 module.exports.init = nativeBinding.init
 module.exports.logTurn = nativeBinding.logTurn
+module.exports.palaceCommand = nativeBinding.palaceCommand
 module.exports.palaceDiaryPrompt = nativeBinding.palaceDiaryPrompt
 module.exports.palaceSessionStart = nativeBinding.palaceSessionStart
 module.exports.palaceSettled = nativeBinding.palaceSettled

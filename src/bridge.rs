@@ -21,16 +21,18 @@ const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct Bridge {
     pub cfg: PalaceConfig,
-    pub client: Arc<McpClient>,
+    mcp_cfg: McpConfig,
+    /// The MCP client in use and what is known of its health (`/mempalace reconnect` replaces it).
+    link: Arc<Link>,
     cache_path: std::path::PathBuf,
     cache_key: String,
     /// The last tool list known (checked by `palace::tools`): from the cache file at load,
     /// replaced by the server's own.
     // A std Mutex: swapped or cloned, never held across an await.
     tools: Mutex<Vec<ToolInfo>>,
-    /// The background handshake, shared by everyone who waits for it.
-    connected: tokio::sync::OnceCell<Result<Vec<ToolInfo>, String>>,
-    health: Arc<Health>,
+    /// The outcome of the last handshake. A tokio Mutex held across the handshake: everyone who
+    /// waits for it shares it; `/mempalace reconnect` runs a new one.
+    connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, String>>>,
     /// Names already said on stderr as taken by another tool of this pi process.
     said_taken: Mutex<Vec<String>>,
     pub wakeup: WakeupGate,
@@ -40,18 +42,27 @@ pub struct Bridge {
     settled_event: AtomicBool,
 }
 
-/// Whether the palace can be had, as far as the bridge knows: the reason it can't, or None.
-/// "Can't": the handshake failed and no later one succeeded, or the client gave up (respawn
-/// budget used up, a wrong token). Feeding does no work then (contracts/trust-and-limits.md).
-struct Health {
-    client: Arc<McpClient>,
+/// The MCP client in use, and whether the palace can be had as far as the bridge knows.
+struct Link {
+    client: Mutex<Arc<McpClient>>,
     /// Why the last handshake failed (None: never failed, or a later one succeeded).
     failed: Mutex<Option<String>>,
 }
 
-impl Health {
+impl Link {
+    fn client(&self) -> Arc<McpClient> {
+        self.client.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_failed(&self, why: Option<String>) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = why;
+    }
+
+    /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
+    /// succeeded, or the client gave up (respawn budget used up, a wrong token). Feeding does no
+    /// work then (contracts/trust-and-limits.md).
     fn down_reason(&self) -> Option<String> {
-        let s = self.client.stats();
+        let s = self.client().stats();
         let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if s.connected && !s.down {
             return None;
@@ -65,11 +76,11 @@ impl Health {
 }
 
 /// [`PalaceCaller`] over the MCP client: text blocks joined, `isError` and JSON-RPC errors as Err.
-struct ClientCaller(Arc<McpClient>, Arc<Health>);
+struct ClientCaller(Arc<Link>);
 
 impl PalaceCaller for ClientCaller {
     fn down_reason(&self) -> Option<String> {
-        self.1.down_reason()
+        self.0.down_reason()
     }
 
     fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
@@ -82,7 +93,7 @@ impl PalaceCaller for ClientCaller {
                     let _ = tx.send(());
                 })
             });
-            let r = self.0.call_tool(tool, args, Some(rx)).await;
+            let r = self.0.client().call_tool(tool, args, Some(rx)).await;
             if let Some(t) = timer {
                 t.abort();
             }
@@ -136,17 +147,16 @@ impl Bridge {
             crate::diag!("mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake", cache_path.display());
             None
         });
-        let client = McpClient::new(mcp);
-        let health = Arc::new(Health { client: client.clone(), failed: Mutex::new(None) });
-        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(client.clone(), health.clone())));
+        let link = Arc::new(Link { client: Mutex::new(McpClient::new(mcp.clone())), failed: Mutex::new(None) });
+        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(link.clone())));
         Bridge {
             cfg,
-            client,
+            mcp_cfg: mcp,
+            link,
             cache_path,
             cache_key,
             tools: Mutex::new(cached.unwrap_or_default()),
-            connected: tokio::sync::OnceCell::new(),
-            health,
+            connected: tokio::sync::Mutex::new(None),
             said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
             feeder,
@@ -181,52 +191,78 @@ impl Bridge {
         known.into_iter().filter(|t| !clash.contains(&t.name)).collect()
     }
 
-    /// Connects (once; concurrent callers share it) and returns the server's tools, refreshing the
-    /// cache file when they changed. A failure is said once on stderr and remembered: pi goes on
-    /// without palace tools, and calls still try (the client self-heals within its budget).
+    /// The MCP client in use.
+    pub fn client(&self) -> Arc<McpClient> {
+        self.link.client()
+    }
+
+    /// Connects (once; concurrent callers share it) and returns the server's tools as
+    /// `palace::tools` lets them through, refreshing the cache file when they changed. A failure
+    /// is said once on stderr and remembered: pi goes on without palace tools, and calls still try
+    /// (the client self-heals within its budget).
     pub async fn connect(&self) -> Result<Vec<ToolInfo>, String> {
-        self.connected
-            .get_or_init(|| async {
-                let t0 = Instant::now();
-                match self.client.connect().await {
-                    Ok(list) => {
-                        *self.health.failed.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                        let admitted = crate::palace::tools::admit(list);
-                        if let Some(line) = crate::palace::tools::summary("the palace's tool list", &admitted.refused) {
-                            crate::diag!("{line}");
-                        }
-                        let tools = admitted.tools;
-                        let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
-                        if changed {
-                            if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
-                                crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
-                            }
-                            *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools.clone();
-                        }
-                        if self.client.config().debug {
-                            crate::diag!("mempalace: connected to {} in {} ms, {} tools", self.client.config().target(), t0.elapsed().as_millis(), tools.len());
-                        }
-                        Ok(tools)
-                    }
-                    Err(e) => {
-                        *self.health.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                        // One line for pi's stderr: the client already said it if it latched down,
-                        // and a shutdown on purpose (pi exiting) is no news.
-                        if !matches!(e, McpError::Closed) && !self.client.stats().down {
-                            crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
-                        }
-                        Err(e.to_string())
-                    }
+        let mut done = self.connected.lock().await;
+        if let Some(r) = &*done {
+            return r.clone();
+        }
+        let r = self.handshake().await;
+        *done = Some(r.clone());
+        r
+    }
+
+    /// `/mempalace reconnect`: a fresh client (a new server, a new respawn budget) and a new
+    /// handshake. Feeding resumes when it succeeds.
+    pub async fn reconnect(&self) -> Result<Vec<ToolInfo>, String> {
+        let mut done = self.connected.lock().await;
+        if self.shut_down.load(Ordering::SeqCst) {
+            return Err("the bridge is shut down".into());
+        }
+        let old = std::mem::replace(&mut *self.link.client.lock().unwrap_or_else(|p| p.into_inner()), McpClient::new(self.mcp_cfg.clone()));
+        old.shutdown().await;
+        let r = self.handshake().await;
+        *done = Some(r.clone());
+        r
+    }
+
+    async fn handshake(&self) -> Result<Vec<ToolInfo>, String> {
+        let t0 = Instant::now();
+        let client = self.client();
+        match client.connect().await {
+            Ok(list) => {
+                self.link.set_failed(None);
+                let admitted = crate::palace::tools::admit(list);
+                if let Some(line) = crate::palace::tools::summary("the palace's tool list", &admitted.refused) {
+                    crate::diag!("{line}");
                 }
-            })
-            .await
-            .clone()
+                let tools = admitted.tools;
+                let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
+                if changed {
+                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
+                        crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
+                    }
+                    *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools.clone();
+                }
+                if client.config().debug {
+                    crate::diag!("mempalace: connected to {} in {} ms, {} tools", client.config().target(), t0.elapsed().as_millis(), tools.len());
+                }
+                Ok(tools)
+            }
+            Err(e) => {
+                self.link.set_failed(Some(e.to_string()));
+                // One line for pi's stderr: the client already said it if it latched down,
+                // and a shutdown on purpose (pi exiting) is no news.
+                if !matches!(e, McpError::Closed) && !client.stats().down {
+                    crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
+                }
+                Err(e.to_string())
+            }
+        }
     }
 
     /// One palace tool call for pi; waits for the background handshake first.
     pub async fn call(&self, name: &str, args: Value, cancel: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<CallResult, McpError> {
         let args = if args.is_object() { args } else { json!({}) };
-        self.client.call_tool(name, args, cancel).await
+        self.client().call_tool(name, args, cancel).await
     }
 
     /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a
@@ -242,8 +278,8 @@ impl Bridge {
         if !self.wakeup.take() {
             return None;
         }
-        let timeout = self.client.config().timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
-        let caller = ClientCaller(self.client.clone(), self.health.clone());
+        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        let caller = ClientCaller(self.link.clone());
         tokio::time::timeout(timeout, async {
             // The handshake counts against the same bound: a cold palace doesn't hold the prompt.
             self.connect().await.ok()?;
@@ -265,7 +301,7 @@ impl Bridge {
     pub async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
         let outcome = self.feeder.shutdown(reason).await;
         if reason == "quit" && !self.shut_down.swap(true, Ordering::SeqCst) {
-            self.client.shutdown().await;
+            self.client().shutdown().await;
         }
         outcome
     }

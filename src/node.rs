@@ -331,6 +331,20 @@ pub async fn palace_wakeup() -> Option<String> {
     bridge.wakeup().await
 }
 
+/// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
+/// says how that went; anything else answers the usage. The entry then registers new tools.
+#[napi]
+pub async fn palace_command(args: String) -> String {
+    let Some(bridge) = Extension::get().bridge.clone() else { return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into() };
+    match args.trim() {
+        "reconnect" => match bridge.reconnect().await {
+            Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
+            Err(e) => format!("MemPalace is still unavailable: {e}"),
+        },
+        _ => "usage: /mempalace reconnect (start the palace again after it went down)".into(),
+    }
+}
+
 /// The user message `/mempalace-diary [topic]` sends (null when the bridge is off).
 #[napi]
 pub fn palace_diary_prompt(topic: String) -> Option<String> {
@@ -355,7 +369,7 @@ pub fn stats() -> NativeStats {
     let n = |a: &std::sync::atomic::AtomicUsize| a.load(Ordering::Relaxed) as u32;
     let v = ext.voice.as_deref();
     let b = ext.bridge.as_deref();
-    let mcp = b.map(|b| b.client.stats());
+    let mcp = b.map(|b| b.client().stats());
     NativeStats {
         state_creations: n(&STATE_CREATIONS),
         voice_enabled: v.is_some(),
