@@ -19,11 +19,17 @@ module.exports = function dottyPiExt(pi) {
   pi.on('agent_end', (event) => { native.logTurn(event?.messages ?? []); });
   pi.on('session_shutdown', (event) => native.sessionShutdown(event?.reason ?? 'quit'));
   if (!palaceEnabled) return;
-  native.palaceTools().then((tools) => tools.forEach(register)).catch(() => {}); // tools the cache didn't know
+  // Palace tools: from the cache now, from the server once its handshake is done. The core picks
+  // them, given the names other extensions hold (pi throws on getAllTools while extensions load).
+  const others = () => { try { return pi.getAllTools().map((t) => t.name).filter((n) => !registered.has(n)); } catch { return []; } };
+  const registerPalace = () => { try { native.palaceToolDescriptors(others()).forEach(register); } catch (e) { console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`); } };
+  registerPalace();
+  native.palaceTools().then(registerPalace, () => {});
   pi.on('session_start', (event, ctx) => native.palaceSessionStart(event?.reason ?? 'startup', !!ctx?.sessionManager?.getEntries?.()?.some((e) => e.type === 'message')));
   pi.on('agent_settled', () => native.palaceSettled());
   pi.on('before_agent_start', async () => { const content = await native.palaceWakeup(); return content ? { message: { customType: 'mempalace-wakeup', content, display: false } } : undefined; });
   pi.registerCommand('mempalace-diary', { description: 'Ask the model to write a MemPalace diary entry for this session', handler: async (args) => pi.sendUserMessage(native.palaceDiaryPrompt(args ?? '')) });
+  pi.registerCommand('mempalace', { description: 'MemPalace bridge: `/mempalace reconnect` starts the palace again after it went down', handler: async (args, ctx) => { const said = await native.palaceCommand(args ?? ''); registerPalace(); ctx?.ui?.notify?.(said, 'info'); } });
 };
 
 // What to do about a missing or unloadable binary, and why each place the loader looked failed.

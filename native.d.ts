@@ -64,6 +64,12 @@ export interface NativeStats {
   stderrLinesDropped: number
 }
 
+/**
+ * `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
+ * says how that went; anything else answers the usage. The entry then registers new tools.
+ */
+export declare function palaceCommand(args: string): Promise<string>
+
 /** The user message `/mempalace-diary [topic]` sends (null when the bridge is off). */
 export declare function palaceDiaryPrompt(topic: string): string | null
 
@@ -80,8 +86,17 @@ export declare function palaceSessionStart(reason: string, hasMessages?: boolean
 export declare function palaceSettled(): void
 
 /**
- * Resolves with the MemPalace server's own tool list once the background handshake is done
- * (empty when the palace can't be had). The entry registers those it doesn't have yet.
+ * The MemPalace tools pi may register now: from the cached `tools/list` at load (so pi's startup
+ * never waits for the palace), the server's own once its handshake is done. `taken`: the names
+ * of tools something else in this pi process registered (pi's `getAllTools()` minus this
+ * extension's own), which a palace tool never shadows.
+ */
+export declare function palaceToolDescriptors(taken?: Array<string> | undefined | null): Array<ToolDescriptor>
+
+/**
+ * Resolves with the MemPalace server's own tool list (what `palace::tools` let through) once
+ * the background handshake is done; empty when the palace can't be had. The entry then
+ * registers those it doesn't have yet through `palaceToolDescriptors`.
  */
 export declare function palaceTools(): Promise<Array<ToolDescriptor>>
 
@@ -114,10 +129,7 @@ export interface ToolDescriptor {
   parameters: any
 }
 
-/**
- * The tools to register at load: the voice tools, and the MemPalace tools from the cached
- * `tools/list` (so pi's startup never waits for the palace).
- */
+/** The voice tools, registered at load. */
 export declare function toolDescriptors(): Array<ToolDescriptor>
 
 /** What a tool answered. */

@@ -8,12 +8,8 @@ import { referenceTools, startHttp, stdioEnv } from './helpers/palace.mjs';
 import { runNode } from './helpers/run-node.mjs';
 
 const fixture = path.join(root, '__test__/fixtures/fault_mcp_server.py');
-const loadTimer = `const t0 = performance.now(); const f = require(${JSON.stringify(root + '/index.js')}); const reg = []; f({ registerTool: (t) => reg.push(t.name), on() {}, registerCommand() {} }); const loadMs = performance.now() - t0;`;
-
-function seedCache(agentDir, key) {
-  fs.mkdirSync(agentDir, { recursive: true });
-  fs.writeFileSync(path.join(agentDir, 'mempalace-tools-cache.json'), JSON.stringify({ format: 'dotty-pi-ext/mempalace-tools', version: 1, key, savedAtMs: Date.now(), tools: referenceTools.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) }));
-}
+// `atLoad`: what the factory registered before returning (later registrations land in `reg` too).
+const loadTimer = `const t0 = performance.now(); const f = require(${JSON.stringify(root + '/index.js')}); const reg = []; f({ registerTool: (t) => reg.push(t.name), on() {}, registerCommand() {} }); const loadMs = performance.now() - t0; const atLoad = reg.slice();`;
 
 const servers = [];
 afterAll(() => servers.forEach((s) => s.stop()));
@@ -22,29 +18,28 @@ describe('bridge startup and faults', () => {
   it('registers cached tools at once while a cold server is still starting, and calls wait for it', async () => {
     const dir = tempDir('dotty-palace-cold-');
     const agentDir = path.join(dir, 'agent');
-    // Learn the cache key the way the product writes it: one real handshake first.
+    // The cache exactly as the product writes it: one real handshake first. (A hand-made seed in
+    // a format the code doesn't read let this test pass without any cache.)
     const env = { ...stdioEnv(dir), DOTTY_VOICE_TOOLS: '0' };
     const warm = await runNode(`await native.palaceTools(); await native.sessionShutdown('quit'); return require('fs').readFileSync(${JSON.stringify(path.join(agentDir, 'mempalace-tools-cache.json'))}, 'utf8');`, env, { timeoutMs: 60_000 });
-    const key = JSON.parse(warm.result).key;
-    expect(key).not.toContain('secret');
+    const cache = JSON.parse(warm.result);
+    expect(cache.tools.map((t) => t.name).sort()).toEqual(referenceTools.tools.map((t) => t.name).sort());
     // A fresh start with that cache: the real server needs one to a few seconds to answer initialize.
-    fs.rmSync(path.join(agentDir, 'mempalace-tools-cache.json'));
-    seedCache(agentDir, key);
     const slow = await runNode(
       `${loadTimer}
        const t1 = performance.now();
-       const status = await native.callTool('mempalace_status', {}, null);
+       const status = await native.callTool('mempalace_diary_write', { agent_name: 'cold', entry: 'cold.start' }, null);
        const callMs = performance.now() - t1;
        await native.sessionShutdown('quit');
-       return { loadMs, registered: reg.length, callMs, status: status.text.slice(0, 200) };`,
+       return { loadMs, atLoad: atLoad.length, callMs, status: status.text.slice(0, 200) };`,
       env,
       { timeoutMs: 60_000 },
     );
     expect(slow.error).toBeUndefined();
-    expect(slow.result.registered).toBe(47);
+    expect(slow.result.atLoad).toBe(47); // from the cache, before the factory returned
     expect(slow.result.loadMs).toBeLessThan(500); // the real server needs ~1-3 s to start: load did not wait
     expect(slow.result.callMs).toBeGreaterThan(slow.result.loadMs);
-    expect(slow.result.status).toMatch(/palace|drawers|error/i);
+    expect(slow.result.status).toContain('"success": true'); // the server's answer (mempalace_status only says "Chroma database missing" on a fresh palace)
   });
 
   it('is fail-soft when the server cannot be started: one line on stderr, pi keeps working', async () => {

@@ -48,7 +48,7 @@ describe('MemPalace over stdio', () => {
 
   it('writes a diary entry and reads it back', async () => {
     const w = await result('mempalace_diary_write', { agent_name: 'tester', entry: 'SESSION:2026-11-29|built.the.bridge|★★★', topic: 'bridge' });
-    expect(w).toMatch(/success|entry|diary/i);
+    expect(w).toContain('"success": true'); // (a looser /success|entry|diary/ matched an "Unknown parameter 'entry'" error too)
     const r = await result('mempalace_diary_read', { agent_name: 'tester' });
     expect(r).toContain('built.the.bridge');
   });
@@ -64,7 +64,7 @@ describe('MemPalace over stdio', () => {
     expect(first.message.customType).toBe('mempalace-wakeup');
     expect(first.message.display).toBe(false);
     expect(first.message.content).toContain('built.the.bridge'); // the diary read
-    expect(first.message.content).toMatch(/status|drawers|palace/i);
+    expect(first.message.content).toContain('## Palace status (mempalace_status)\n'); // the status call answered (any text matched /palace/)
     expect(await ext.emit('before_agent_start', { prompt: 'again' })).toEqual([undefined]);
     await ext.emit('session_start', { reason: 'resume' });
     expect(await ext.emit('before_agent_start', { prompt: 'resumed' })).toEqual([undefined]);

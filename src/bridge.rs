@@ -4,8 +4,8 @@
 //! once, the handshake runs in the background, and the first call waits for it (up to the init
 //! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
 
-use crate::mcp::{CallResult, McpClient, McpConfig, McpError};
-use crate::palace::cache::{self, CachedTool};
+use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
+use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::wakeup::{compose_wakeup, WakeupGate};
 use crate::palace::{PalaceCaller, PalaceConfig};
@@ -21,14 +21,20 @@ const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct Bridge {
     pub cfg: PalaceConfig,
-    pub client: Arc<McpClient>,
+    mcp_cfg: McpConfig,
+    /// The MCP client in use and what is known of its health (`/mempalace reconnect` replaces it).
+    link: Arc<Link>,
     cache_path: std::path::PathBuf,
     cache_key: String,
-    /// The last tool list known: from the cache file at load, replaced by the server's own.
+    /// The last tool list known (checked by `palace::tools`): from the cache file at load,
+    /// replaced by the server's own.
     // A std Mutex: swapped or cloned, never held across an await.
-    tools: Mutex<Vec<CachedTool>>,
-    /// The background handshake, shared by everyone who waits for it.
-    connected: tokio::sync::OnceCell<Result<Vec<CachedTool>, String>>,
+    tools: Mutex<Vec<ToolInfo>>,
+    /// The outcome of the last handshake. A tokio Mutex held across the handshake: everyone who
+    /// waits for it shares it; `/mempalace reconnect` runs a new one.
+    connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, String>>>,
+    /// Names already said on stderr as taken by another tool of this pi process.
+    said_taken: Mutex<Vec<String>>,
     pub wakeup: WakeupGate,
     pub feeder: Feeder,
     shut_down: AtomicBool,
@@ -36,10 +42,47 @@ pub struct Bridge {
     settled_event: AtomicBool,
 }
 
+/// The MCP client in use, and whether the palace can be had as far as the bridge knows.
+struct Link {
+    client: Mutex<Arc<McpClient>>,
+    /// Why the last handshake failed (None: never failed, or a later one succeeded).
+    failed: Mutex<Option<String>>,
+}
+
+impl Link {
+    fn client(&self) -> Arc<McpClient> {
+        self.client.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_failed(&self, why: Option<String>) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = why;
+    }
+
+    /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
+    /// succeeded, or the client gave up (respawn budget used up, a wrong token). Feeding does no
+    /// work then (contracts/trust-and-limits.md).
+    fn down_reason(&self) -> Option<String> {
+        let s = self.client().stats();
+        let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if s.connected && !s.down {
+            return None;
+        }
+        match failed {
+            Some(why) => Some(why),
+            None if s.down => Some("the MemPalace client gave up (respawn budget used up)".into()),
+            None => None,
+        }
+    }
+}
+
 /// [`PalaceCaller`] over the MCP client: text blocks joined, `isError` and JSON-RPC errors as Err.
-struct ClientCaller(Arc<McpClient>);
+struct ClientCaller(Arc<Link>);
 
 impl PalaceCaller for ClientCaller {
+    fn down_reason(&self) -> Option<String> {
+        self.0.down_reason()
+    }
+
     fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
         Box::pin(async move {
             // A caller's shorter deadline cancels the call on the server too (notifications/cancelled).
@@ -50,7 +93,7 @@ impl PalaceCaller for ClientCaller {
                     let _ = tx.send(());
                 })
             });
-            let r = self.0.call_tool(tool, args, Some(rx)).await;
+            let r = self.0.client().call_tool(tool, args, Some(rx)).await;
             if let Some(t) = timer {
                 t.abort();
             }
@@ -100,16 +143,21 @@ impl Bridge {
             None => cache::key_for_command(&mcp.bin, &mcp.args),
         };
         let cache_path = cfg.tools_cache_path();
-        let cached = cache::load(&cache_path, &cache_key).unwrap_or_default();
-        let client = McpClient::new(mcp);
-        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(client.clone())));
+        let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
+            crate::diag!("mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake", cache_path.display());
+            None
+        });
+        let link = Arc::new(Link { client: Mutex::new(McpClient::new(mcp.clone())), failed: Mutex::new(None) });
+        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(link.clone())));
         Bridge {
             cfg,
-            client,
+            mcp_cfg: mcp,
+            link,
             cache_path,
             cache_key,
-            tools: Mutex::new(cached),
-            connected: tokio::sync::OnceCell::new(),
+            tools: Mutex::new(cached.unwrap_or_default()),
+            connected: tokio::sync::Mutex::new(None),
+            said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
             feeder,
             shut_down: AtomicBool::new(false),
@@ -118,51 +166,103 @@ impl Bridge {
     }
 
     /// The tools known right now (the cache until the server has answered).
-    pub fn known_tools(&self) -> Vec<CachedTool> {
+    pub fn known_tools(&self) -> Vec<ToolInfo> {
         self.tools.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Connects (once; concurrent callers share it) and returns the server's tools, refreshing the
-    /// cache file when they changed. A failure is said once on stderr and remembered: pi goes on
-    /// without palace tools, and calls still try (the client self-heals within its budget).
-    pub async fn connect(&self) -> Result<Vec<CachedTool>, String> {
-        self.connected
-            .get_or_init(|| async {
-                let t0 = Instant::now();
-                match self.client.connect().await {
-                    Ok(list) => {
-                        let tools: Vec<CachedTool> =
-                            list.into_iter().map(|t| CachedTool { name: t.name, description: t.description, input_schema: t.input_schema }).collect();
-                        let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
-                        if changed {
-                            if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
-                                crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
-                            }
-                            *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools.clone();
-                        }
-                        if self.client.config().debug {
-                            crate::diag!("mempalace: connected to {} in {} ms, {} tools", self.client.config().target(), t0.elapsed().as_millis(), tools.len());
-                        }
-                        Ok(tools)
-                    }
-                    Err(e) => {
-                        // One line for pi's stderr: the client already said it if it latched down,
-                        // and a shutdown on purpose (pi exiting) is no news.
-                        if !matches!(e, McpError::Closed) && !self.client.stats().down {
-                            crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
-                        }
-                        Err(e.to_string())
-                    }
+    /// The known tools pi may register now: minus those whose names something else in this pi
+    /// process has (`taken`: pi's tool names, minus this extension's own). A name taken is said
+    /// once on stderr.
+    pub fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
+        let known = self.known_tools();
+        let clash: Vec<String> = crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
+        if !clash.is_empty() {
+            let mut said = self.said_taken.lock().unwrap_or_else(|p| p.into_inner());
+            let new: Vec<crate::palace::tools::Refused> = clash
+                .iter()
+                .filter(|n| !said.contains(n))
+                .map(|n| crate::palace::tools::Refused { name: n.clone(), why: crate::palace::tools::Why::AlreadyRegistered })
+                .collect();
+            if let Some(line) = crate::palace::tools::summary("the palace", &new) {
+                crate::diag!("{line}");
+            }
+            said.extend(new.into_iter().map(|r| r.name));
+        }
+        known.into_iter().filter(|t| !clash.contains(&t.name)).collect()
+    }
+
+    /// The MCP client in use.
+    pub fn client(&self) -> Arc<McpClient> {
+        self.link.client()
+    }
+
+    /// Connects (once; concurrent callers share it) and returns the server's tools as
+    /// `palace::tools` lets them through, refreshing the cache file when they changed. A failure
+    /// is said once on stderr and remembered: pi goes on without palace tools, and calls still try
+    /// (the client self-heals within its budget).
+    pub async fn connect(&self) -> Result<Vec<ToolInfo>, String> {
+        let mut done = self.connected.lock().await;
+        if let Some(r) = &*done {
+            return r.clone();
+        }
+        let r = self.handshake().await;
+        *done = Some(r.clone());
+        r
+    }
+
+    /// `/mempalace reconnect`: a fresh client (a new server, a new respawn budget) and a new
+    /// handshake. Feeding resumes when it succeeds.
+    pub async fn reconnect(&self) -> Result<Vec<ToolInfo>, String> {
+        let mut done = self.connected.lock().await;
+        if self.shut_down.load(Ordering::SeqCst) {
+            return Err("the bridge is shut down".into());
+        }
+        let old = std::mem::replace(&mut *self.link.client.lock().unwrap_or_else(|p| p.into_inner()), McpClient::new(self.mcp_cfg.clone()));
+        old.shutdown().await;
+        let r = self.handshake().await;
+        *done = Some(r.clone());
+        r
+    }
+
+    async fn handshake(&self) -> Result<Vec<ToolInfo>, String> {
+        let t0 = Instant::now();
+        let client = self.client();
+        match client.connect().await {
+            Ok(list) => {
+                self.link.set_failed(None);
+                let admitted = crate::palace::tools::admit(list);
+                if let Some(line) = crate::palace::tools::summary("the palace's tool list", &admitted.refused) {
+                    crate::diag!("{line}");
                 }
-            })
-            .await
-            .clone()
+                let tools = admitted.tools;
+                let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
+                if changed {
+                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
+                        crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
+                    }
+                    *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools.clone();
+                }
+                if client.config().debug {
+                    crate::diag!("mempalace: connected to {} in {} ms, {} tools", client.config().target(), t0.elapsed().as_millis(), tools.len());
+                }
+                Ok(tools)
+            }
+            Err(e) => {
+                self.link.set_failed(Some(e.to_string()));
+                // One line for pi's stderr: the client already said it if it latched down,
+                // and a shutdown on purpose (pi exiting) is no news.
+                if !matches!(e, McpError::Closed) && !client.stats().down {
+                    crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools");
+                }
+                Err(e.to_string())
+            }
+        }
     }
 
     /// One palace tool call for pi; waits for the background handshake first.
     pub async fn call(&self, name: &str, args: Value, cancel: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<CallResult, McpError> {
         let args = if args.is_object() { args } else { json!({}) };
-        self.client.call_tool(name, args, cancel).await
+        self.client().call_tool(name, args, cancel).await
     }
 
     /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a
@@ -178,8 +278,8 @@ impl Bridge {
         if !self.wakeup.take() {
             return None;
         }
-        let timeout = self.client.config().timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
-        let caller = ClientCaller(self.client.clone());
+        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        let caller = ClientCaller(self.link.clone());
         tokio::time::timeout(timeout, async {
             // The handshake counts against the same bound: a cold palace doesn't hold the prompt.
             self.connect().await.ok()?;
@@ -201,7 +301,7 @@ impl Bridge {
     pub async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
         let outcome = self.feeder.shutdown(reason).await;
         if reason == "quit" && !self.shut_down.swap(true, Ordering::SeqCst) {
-            self.client.shutdown().await;
+            self.client().shutdown().await;
         }
         outcome
     }

@@ -88,11 +88,12 @@ fn descriptor(d: crate::voice::descriptors::Descriptor) -> ToolDescriptor {
     }
 }
 
-fn palace_descriptors(tools: Vec<crate::palace::cache::CachedTool>) -> Vec<ToolDescriptor> {
-    let voice = crate::voice::descriptors::voice_tools();
+/// Palace tools as pi registers them. They passed `palace::tools` (name, schema type, size), so
+/// each schema converts to a JS value: napi-rs refuses a value of over a million nodes or 128
+/// levels, which made a cached million-value schema throw at load, taking the voice tools along.
+fn palace_descriptors(tools: Vec<crate::mcp::ToolInfo>) -> Vec<ToolDescriptor> {
     tools
         .into_iter()
-        .filter(|t| !voice.iter().any(|v| v.name == t.name))
         .map(|t| ToolDescriptor {
             label: t.name.clone(),
             name: t.name,
@@ -104,23 +105,30 @@ fn palace_descriptors(tools: Vec<crate::palace::cache::CachedTool>) -> Vec<ToolD
         .collect()
 }
 
-/// The tools to register at load: the voice tools, and the MemPalace tools from the cached
-/// `tools/list` (so pi's startup never waits for the palace).
+/// The voice tools, registered at load.
 #[napi]
 pub fn tool_descriptors() -> Vec<ToolDescriptor> {
-    let ext = Extension::get();
-    let mut out: Vec<ToolDescriptor> = match ext.voice {
+    match Extension::get().voice {
         Some(_) => crate::voice::descriptors::voice_tools().into_iter().map(descriptor).collect(),
         None => Vec::new(),
-    };
-    if let Some(bridge) = &ext.bridge {
-        out.extend(palace_descriptors(bridge.known_tools()));
     }
-    out
 }
 
-/// Resolves with the MemPalace server's own tool list once the background handshake is done
-/// (empty when the palace can't be had). The entry registers those it doesn't have yet.
+/// The MemPalace tools pi may register now: from the cached `tools/list` at load (so pi's startup
+/// never waits for the palace), the server's own once its handshake is done. `taken`: the names
+/// of tools something else in this pi process registered (pi's `getAllTools()` minus this
+/// extension's own), which a palace tool never shadows.
+#[napi]
+pub fn palace_tool_descriptors(taken: Option<Vec<String>>) -> Vec<ToolDescriptor> {
+    match &Extension::get().bridge {
+        Some(bridge) => palace_descriptors(bridge.tools_for_pi(&taken.unwrap_or_default())),
+        None => Vec::new(),
+    }
+}
+
+/// Resolves with the MemPalace server's own tool list (what `palace::tools` let through) once
+/// the background handshake is done; empty when the palace can't be had. The entry then
+/// registers those it doesn't have yet through `palaceToolDescriptors`.
 #[napi]
 pub async fn palace_tools() -> Vec<ToolDescriptor> {
     match Extension::get().bridge.clone() {
@@ -323,6 +331,20 @@ pub async fn palace_wakeup() -> Option<String> {
     bridge.wakeup().await
 }
 
+/// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
+/// says how that went; anything else answers the usage. The entry then registers new tools.
+#[napi]
+pub async fn palace_command(args: String) -> String {
+    let Some(bridge) = Extension::get().bridge.clone() else { return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into() };
+    match args.trim() {
+        "reconnect" => match bridge.reconnect().await {
+            Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
+            Err(e) => format!("MemPalace is still unavailable: {e}"),
+        },
+        _ => "usage: /mempalace reconnect (start the palace again after it went down)".into(),
+    }
+}
+
 /// The user message `/mempalace-diary [topic]` sends (null when the bridge is off).
 #[napi]
 pub fn palace_diary_prompt(topic: String) -> Option<String> {
@@ -347,7 +369,7 @@ pub fn stats() -> NativeStats {
     let n = |a: &std::sync::atomic::AtomicUsize| a.load(Ordering::Relaxed) as u32;
     let v = ext.voice.as_deref();
     let b = ext.bridge.as_deref();
-    let mcp = b.map(|b| b.client.stats());
+    let mcp = b.map(|b| b.client().stats());
     NativeStats {
         state_creations: n(&STATE_CREATIONS),
         voice_enabled: v.is_some(),

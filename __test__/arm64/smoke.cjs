@@ -145,7 +145,7 @@ async function main() {
       assert.equal(t.parameters.type, 'object', `${t.name}.parameters`);
     }
     assert.deepEqual([...handlers.keys()].sort(), ['agent_end', 'agent_settled', 'before_agent_start', 'session_shutdown', 'session_start']);
-    assert.deepEqual([...commands.keys()], ['mempalace-diary']);
+    assert.deepEqual([...commands.keys()], ['mempalace-diary', 'mempalace']);
     const s = native.stats();
     assert.equal(s.stateCreations, 1);
     assert.equal(s.voiceEnabled, true);

@@ -5,7 +5,11 @@ import { root } from './brain.mjs';
 
 const require = createRequire(import.meta.url);
 
-export function fakePi() {
+/**
+ * `others`: names of tools other extensions registered, as `getAllTools()` lists them beside this
+ * extension's own. Like pi, `getAllTools()` throws while `loading` is true (during the factory).
+ */
+export function fakePi({ others = [] } = {}) {
   const tools = new Map();
   const handlers = new Map();
   const commands = new Map();
@@ -26,6 +30,11 @@ export function fakePi() {
         const timer = setTimeout(() => reject(new Error(`expected ${n} tools, have ${tools.size}`)), timeoutMs);
         toolWaiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
       });
+    },
+    loading: false,
+    getAllTools() {
+      if (this.loading) throw new Error('Extension runtime not initialized. Action methods cannot be called during extension loading.');
+      return [...others.map((name) => ({ name })), ...[...tools.values()].map((t) => ({ name: t.name }))];
     },
     registerCommand(name, options) { commands.set(name, options); },
     on(event, handler) { handlers.set(event, [...(handlers.get(event) ?? []), handler]); },
@@ -53,10 +62,11 @@ export function fakePi() {
 }
 
 /** Loads the package entry (index.js) into a fresh fake pi. The environment must be set first. */
-export function loadExtension() {
+export function loadExtension(options) {
   const factory = require(`${root}/index.js`);
-  const pi = fakePi();
-  factory(pi);
+  const pi = fakePi(options);
+  pi.loading = true;
+  try { factory(pi); } finally { pi.loading = false; }
   return pi;
 }
 

@@ -1,6 +1,6 @@
 // The REAL MemPalace 3.11.0 server for tests, installed by ../shared/tools/mempalace/install.sh
 // (CI runs it). Tests fail, not skip, when it is missing.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,4 +68,43 @@ export function writeSession(file, messages, id = 'c3a6d0f4-5b1e-4f7e-9d2a-0e8f6
   });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, lines.join('\n') + '\n');
+}
+
+/**
+ * Runs `body` in a Node process of its own (configuration is read once per process) after loading
+ * index.js into a recording fake pi (`pi`, with `others` as tools of other extensions; see
+ * fake-pi.mjs); `native` is in scope too. Resolves with {loadError, result, error, stderr, stdout}:
+ * `loadError` is what the factory threw into pi, if anything.
+ */
+export function runWithFakePi(body, env = {}, { others = [], timeoutMs = 30000 } = {}) {
+  const script = `
+    import { createRequire } from 'node:module';
+    import { fakePi } from ${JSON.stringify(root + '/__test__/helpers/fake-pi.mjs')};
+    const require = createRequire(import.meta.url);
+    const native = require(${JSON.stringify(root + '/native.js')});
+    const pi = fakePi({ others: ${JSON.stringify(others)} });
+    let loadError;
+    pi.loading = true;
+    try { require(${JSON.stringify(root + '/index.js')})(pi); } catch (e) { loadError = String(e && e.message || e); }
+    pi.loading = false;
+    const out = { loadError };
+    try { out.result = await (async () => { ${body} })(); } catch (e) { out.error = String(e && e.stack || e); }
+    await native.flushTurnLog();
+    process.stderr.write('\\n@@OUT@@' + JSON.stringify(out) + '\\n');
+    process.exit(0);
+  `;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH, MEMPALACE_BRIDGE: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const m = stderr.match(/\n@@OUT@@(.*)\n/);
+      const out = m ? JSON.parse(m[1]) : { error: `no result (exit ${code})` };
+      resolve({ ...out, code, stdout, stderr: stderr.replace(/\n@@OUT@@.*\n/, '') });
+    });
+  });
 }

@@ -20,12 +20,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
 
-/// One MCP tool as `tools/list` describes it.
-#[derive(Debug, Clone, PartialEq)]
+/// One MCP tool as `tools/list` describes it, and as the tool cache keeps it (same JSON names).
+/// What pi may register of it is decided by `palace::tools`, for the live list and the cache alike.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolInfo {
+    /// As listed: possibly empty or hostile until `palace::tools` has checked it.
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The tool's JSON Schema, unchanged.
+    #[serde(rename = "inputSchema")]
     pub input_schema: Value,
 }
 
@@ -417,8 +421,11 @@ impl Drop for McpClient {
     }
 }
 
+/// One entry of a `tools/list` page, taken as it is: an entry without a string name gets the
+/// empty name, so `palace::tools` counts it with the other refused tools (one stderr line per
+/// handshake, not one per entry). A missing `inputSchema` is the empty object schema.
 fn parse_tool(mut t: Value) -> Option<ToolInfo> {
-    let name = t.get("name")?.as_str()?.to_string();
+    let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let description = t.get("description").and_then(Value::as_str).map(String::from);
     let input_schema = match t.get_mut("inputSchema").map(Value::take) {
         Some(s) if !s.is_null() => s,
@@ -453,7 +460,8 @@ mod tests {
         let t = parse_tool(json!({"name": "a", "inputSchema": {"type": "object", "required": ["x"]}})).unwrap();
         assert_eq!(t.input_schema, json!({"type": "object", "required": ["x"]}));
         assert_eq!(t.description, None);
-        assert!(parse_tool(json!({"description": "no name"})).is_none());
+        assert_eq!(parse_tool(json!({"description": "no name"})).unwrap().name, "");
+        assert_eq!(parse_tool(json!({"name": 7})).unwrap().name, "");
     }
 
     #[test]

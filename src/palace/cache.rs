@@ -2,38 +2,24 @@
 //! connect in the background.
 //!
 //! One JSON file in pi's agent directory, keyed by the server (command + arguments, or URL).
-//! The key and the file never hold a token. Reading is forgiving: a missing, corrupt, foreign or
-//! differently-keyed file is simply no cache (`None`).
+//! The key and the file never hold a token or a URL's `user:password@`. The file is as
+//! untrusted as the palace: it is checked by the same rules as a live list (`super::tools`),
+//! before it is written and when it is read. A missing file or another server's is no cache;
+//! one that is unreadable, over 8 MiB, of another format or holding anything refused is ignored
+//! as a whole (the caller says so on stderr) and replaced after the next good handshake.
 
+use super::tools;
+use crate::mcp::ToolInfo;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub const CACHE_FILE: &str = "mempalace-tools-cache.json";
-const FORMAT: &str = "dotty-pi-ext/mempalace-tools-cache";
+pub const FORMAT: &str = "dotty-pi-ext/mempalace-tools-cache";
 const VERSION: u32 = 1;
-
-/// One MCP tool as `tools/list` gave it: name, description and the real `inputSchema`, unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CachedTool {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(rename = "inputSchema")]
-    pub input_schema: Value,
-}
-
-impl CachedTool {
-    /// From one entry of a `tools/list` result; `None` without a string `name` or an object
-    /// `inputSchema`.
-    pub fn from_mcp(tool: &Value) -> Option<Self> {
-        let name = tool.get("name")?.as_str()?.to_string();
-        let input_schema = tool.get("inputSchema").filter(|s| s.is_object())?.clone();
-        let description = tool.get("description").and_then(|d| d.as_str()).map(str::to_string);
-        Some(CachedTool { name, description, input_schema })
-    }
-}
+/// A bigger file is not read at all (the 4 MiB of definitions pretty-printed fit well within).
+pub const MAX_CACHE_BYTES: u64 = 8 * 1024 * 1024;
 
 #[derive(Serialize, Deserialize)]
 struct CacheFile {
@@ -42,7 +28,7 @@ struct CacheFile {
     key: String,
     #[serde(rename = "savedAtMs")]
     saved_at_ms: u64,
-    tools: Vec<CachedTool>,
+    tools: Vec<ToolInfo>,
 }
 
 /// `<agent_dir>/mempalace-tools-cache.json`.
@@ -50,12 +36,13 @@ pub fn cache_path(agent_dir: &Path) -> PathBuf {
     agent_dir.join(CACHE_FILE)
 }
 
-/// The cache key of a local stdio server: its command and arguments.
+/// The cache key of a local stdio server: its command and arguments (an argument that is a URL
+/// loses its `user:password@`).
 pub fn key_for_command(command: &str, args: &[String]) -> String {
     let mut key = format!("stdio:{command}");
     for a in args {
         key.push(' ');
-        key.push_str(a);
+        key.push_str(&if a.contains("://") { without_credentials(a) } else { a.clone() });
     }
     key
 }
@@ -63,51 +50,105 @@ pub fn key_for_command(command: &str, args: &[String]) -> String {
 /// The cache key of a remote server: its URL without user-info, query or fragment (the bearer
 /// token travels in a header, never here; this also keeps a token someone put in the URL out).
 pub fn key_for_url(url: &str) -> String {
+    format!("http:{}", without_credentials(url))
+}
+
+/// `url` without `user:password@`, query and fragment. Parsed as a URL where it is one; else cut
+/// by hand at the last `@` before the path (never leaving a password in).
+fn without_credentials(url: &str) -> String {
     let url = url.trim();
+    if let Ok(mut u) = reqwest::Url::parse(url) {
+        if u.has_host() {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            return u.to_string();
+        }
+    }
     let url = url.split(['#', '?']).next().unwrap_or(url);
     let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (s, r),
-        None => ("", url),
+        Some((s, r)) => (format!("{s}://"), r),
+        None => (String::new(), url),
     };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, ""),
     };
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    format!("http:{scheme}://{host}{path}")
+    format!("{scheme}{host}{path}")
 }
 
-/// The cached tools for `key`, or `None` (missing, corrupt, foreign or another server's file).
-pub fn load(path: &Path, key: &str) -> Option<Vec<CachedTool>> {
-    let bytes = std::fs::read(path).ok()?;
-    let file: CacheFile = serde_json::from_slice(&bytes).ok()?;
-    if file.format != FORMAT || file.version != VERSION || file.key != key || file.tools.is_empty() {
-        return None;
+/// The cached tools for `key`: `Ok(None)` when there is no cache for this server (no file,
+/// another server's, an empty list), `Err(why)` when the file is ignored as a whole.
+pub fn load(path: &Path, key: &str) -> Result<Option<Vec<ToolInfo>>, String> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("unreadable: {e}")),
+    };
+    let mut bytes = Vec::new();
+    // Read one byte past the limit instead of trusting the size (the file may be growing).
+    file.take(MAX_CACHE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("unreadable: {e}"))?;
+    if bytes.len() as u64 > MAX_CACHE_BYTES {
+        return Err("larger than 8 MiB".into());
     }
-    if file.tools.iter().any(|t| t.name.is_empty() || !t.input_schema.is_object()) {
-        return None;
+    let file: CacheFile = serde_json::from_slice(&bytes).map_err(|e| format!("not a tool cache ({e})"))?;
+    drop(bytes);
+    if file.format != FORMAT || file.version != VERSION {
+        return Err(format!("of another format ({:?} version {})", tools::shown(&file.format), file.version));
     }
-    Some(file.tools)
+    if file.key != key || file.tools.is_empty() {
+        return Ok(None);
+    }
+    let admitted = strict(file.tools)?;
+    Ok(Some(admitted))
 }
 
-/// Saves `tools` for `key`, atomically (a temporary file in the same directory, then rename).
-pub fn save(path: &Path, key: &str, tools: &[CachedTool]) -> std::io::Result<()> {
+/// The tools of a cache file, which must hold nothing the rules refuse (a description past the
+/// limit included: the cache is written with it cut).
+fn strict(list: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, String> {
+    let admitted = tools::admit(list);
+    if let Some(line) = tools::summary("the cache", &admitted.refused) {
+        return Err(format!("holds refused tools ({})", line.trim_start_matches("mempalace: ")));
+    }
+    if admitted.cut > 0 {
+        return Err(format!("holds {} descriptions over 16 KiB", admitted.cut));
+    }
+    Ok(admitted.tools)
+}
+
+/// Saves `tools` for `key`, atomically (a temporary file in the same directory, then rename),
+/// after checking them by the same rules as [`load`]: a list they refuse is not written.
+pub fn save(path: &Path, key: &str, tools: &[ToolInfo]) -> std::io::Result<()> {
+    let tools = strict(tools.to_vec()).map_err(std::io::Error::other)?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    create_private_dir(dir)?;
     let saved_at_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms, tools: tools.to_vec() };
+    let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms, tools };
     let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     write_atomic(path, &json)
 }
 
-/// Writes `bytes` to `path` through `<path>.<pid>.<uuid>.tmp` + fsync + rename.
+/// `create_dir_all` where every folder created is 0700 (the bridge's files are private to the
+/// user); folders that exist keep their modes.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// Writes `bytes` to `path` through `<path>.<pid>.<uuid>.tmp` + fsync + rename. A new file is
+/// 0600; a file replaced keeps the mode it had.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
     let tmp = path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), uuid::Uuid::new_v4().simple()));
+    let mode = std::fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o7777);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        if mode != 0o600 {
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -123,12 +164,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tools() -> Vec<CachedTool> {
+    fn tools() -> Vec<ToolInfo> {
         let list = json!([
             {"name": "mempalace_status", "description": "Palace overview", "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}},
             {"name": "mempalace_diary_read", "description": "Read", "inputSchema": {"type": "object", "required": ["agent_name"], "properties": {"agent_name": {"type": "string"}, "last_n": {"type": "integer"}}}},
         ]);
-        list.as_array().unwrap().iter().map(|t| CachedTool::from_mcp(t).unwrap()).collect()
+        serde_json::from_value(list).unwrap()
     }
 
     #[test]
@@ -137,7 +178,7 @@ mod tests {
         let path = cache_path(&dir.path().join("agent"));
         let key = key_for_command("mempalace-mcp", &["--palace".into(), "/p".into()]);
         save(&path, &key, &tools()).unwrap();
-        let back = load(&path, &key).unwrap();
+        let back = load(&path, &key).unwrap().unwrap();
         assert_eq!(back, tools());
         // Key order inside the schema survives too.
         let schema = serde_json::to_string(&back[1].input_schema).unwrap();
@@ -148,35 +189,94 @@ mod tests {
     }
 
     #[test]
-    fn other_key_corrupt_or_foreign_is_none() {
+    fn other_key_is_no_cache_and_anything_odd_is_ignored_with_a_reason() {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path());
-        assert_eq!(load(&path, "k"), None, "missing");
+        assert_eq!(load(&path, "k"), Ok(None), "missing");
         save(&path, "k", &tools()).unwrap();
-        assert_eq!(load(&path, "other"), None, "another server");
-        std::fs::write(&path, b"{\"format\": \"dotty-pi-ext/mempalace-tools-cache\", \"vers").unwrap();
-        assert_eq!(load(&path, "k"), None, "truncated");
-        std::fs::write(&path, br#"{"tools": [{"name": "x", "inputSchema": {}}]}"#).unwrap();
-        assert_eq!(load(&path, "k"), None, "foreign");
-        std::fs::write(&path, br#"[1, 2, 3]"#).unwrap();
-        assert_eq!(load(&path, "k"), None, "not an object");
-        std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
-        assert_eq!(load(&path, "k"), None, "binary");
+        assert_eq!(load(&path, "other"), Ok(None), "another server");
+        let odd: [(&[u8], &str); 6] = [
+            (b"{\"format\": \"dotty-pi-ext/mempalace-tools-cache\", \"vers", "not a tool cache"),
+            (br#"{"tools": [{"name": "x", "inputSchema": {}}]}"#, "not a tool cache"),
+            (br#"[1, 2, 3]"#, "not a tool cache"),
+            (&[0xff, 0xfe, 0x00], "not a tool cache"),
+            (br#"{"format": "dotty-pi-ext/mempalace-tools", "version": 1, "key": "k", "savedAtMs": 1, "tools": []}"#, "of another format"),
+            (br#"{"format": "dotty-pi-ext/mempalace-tools-cache", "version": 2, "key": "k", "savedAtMs": 1, "tools": []}"#, "of another format"),
+        ];
+        for (bytes, why) in odd {
+            std::fs::write(&path, bytes).unwrap();
+            let err = load(&path, "k").unwrap_err();
+            assert!(err.contains(why), "{err} for {}", String::from_utf8_lossy(bytes));
+        }
+    }
+
+    fn write_cache(path: &Path, tools: serde_json::Value) {
+        let file = json!({"format": FORMAT, "version": 1, "key": "k", "savedAtMs": 1, "tools": tools});
+        std::fs::write(path, serde_json::to_vec(&file).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_cache_holding_anything_refused_is_ignored_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = cache_path(dir.path());
+        let good = json!({"name": "good", "inputSchema": {"type": "object"}});
+        for (bad, why) in [
+            (json!({"name": "bash", "inputSchema": {"type": "object"}}), "pi built-in"),
+            (json!({"name": "remember", "inputSchema": {"type": "object"}}), "voice tool"),
+            (json!({"name": "two words", "inputSchema": {"type": "object"}}), "not matching"),
+            (json!({"name": "s", "inputSchema": {"type": "string"}}), "not an object schema"),
+            (json!({"name": "big", "inputSchema": {"type": "object", "enum": vec![0; 1_100_000]}}), "over 256 KiB"),
+            (json!({"name": "d", "description": "x".repeat(16 * 1024 + 1), "inputSchema": {}}), "descriptions over 16 KiB"),
+        ] {
+            write_cache(&path, json!([good.clone(), bad]));
+            let err = load(&path, "k").unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+        write_cache(&path, json!(vec![good.clone(); 1]));
+        assert_eq!(load(&path, "k").unwrap().unwrap().len(), 1);
+        // Over 8 MiB: not even parsed.
+        std::fs::write(&path, vec![b' '; MAX_CACHE_BYTES as usize + 1]).unwrap();
+        assert_eq!(load(&path, "k").unwrap_err(), "larger than 8 MiB");
+    }
+
+    #[test]
+    fn refused_tools_are_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = cache_path(dir.path());
+        let bad: Vec<ToolInfo> = serde_json::from_value(json!([{"name": "bash", "inputSchema": {}}])).unwrap();
+        assert!(save(&path, "k", &bad).is_err());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn files_are_private_and_existing_modes_stay() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("a/b/agent");
+        let path = cache_path(&agent);
+        save(&path, "k", &tools()).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&agent), 0o700);
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o750)).unwrap();
+        save(&path, "k2", &tools()).unwrap();
+        assert_eq!(mode(&path), 0o640, "a file replaced keeps its mode");
+        assert_eq!(mode(&agent), 0o750, "an existing folder keeps its mode");
     }
 
     #[test]
     fn keys_hold_no_secrets() {
         assert_eq!(key_for_url("http://user:s3cret@172.17.0.1:8765/mcp?token=s3cret#x"), "http:http://172.17.0.1:8765/mcp");
         assert_eq!(key_for_url(" https://h/mcp "), "http:https://h/mcp");
+        assert_eq!(key_for_url("http://only-user@h/mcp"), "http:http://h/mcp");
+        assert_eq!(key_for_url("user:s3cret@h:1/mcp"), "http:h:1/mcp");
         assert_eq!(key_for_command("mempalace-mcp", &[]), "stdio:mempalace-mcp");
+        assert_eq!(key_for_command("m", &["--url".into(), "https://u:s3cret@h/x".into()]), "stdio:m --url https://h/x");
         assert_ne!(key_for_command("a", &["b c".into()]), key_for_url("a b c"));
-    }
-
-    #[test]
-    fn from_mcp_requires_name_and_object_schema() {
-        assert!(CachedTool::from_mcp(&json!({"name": "x"})).is_none());
-        assert!(CachedTool::from_mcp(&json!({"inputSchema": {}})).is_none());
-        let t = CachedTool::from_mcp(&json!({"name": "x", "inputSchema": {"type": "object"}})).unwrap();
-        assert_eq!(t.description, None);
+        for k in [key_for_url("http://u:p%40ss@h/"), key_for_url("ftp://u:pw@h/")] {
+            assert!(!k.contains("ss@") && !k.contains("pw"), "{k}");
+        }
     }
 }

@@ -64,6 +64,9 @@ impl PalaceConfig {
             Some(d) => PathBuf::from(expand_home(&d, text("HOME").as_deref())),
             None => PathBuf::from(text("HOME").unwrap_or_else(|| "/root".into())).join(".pi/agent"),
         };
+        // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
+        let ssh_target = text("MEMPALACE_PI_SSH_TARGET");
+        let ssh_refused = ssh_target.as_deref().and_then(super::export::refused_ssh_target);
         let cfg = PalaceConfig {
             enabled: r.switch("MEMPALACE_BRIDGE"),
             agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),
@@ -73,13 +76,16 @@ impl PalaceConfig {
             feed_debounce,
             prepare_timeout,
             mine_timeout,
-            ssh_target: text("MEMPALACE_PI_SSH_TARGET"),
+            ssh_target: ssh_target.filter(|_| ssh_refused.is_none()),
             ssh_config: text("MEMPALACE_PI_SSH_CONFIG").map(|p| PathBuf::from(expand_home(&p, text("HOME").as_deref()))),
             remote_path: text("MEMPALACE_PI_REMOTE_PATH").unwrap_or_else(|| DEFAULT_REMOTE_PATH.into()),
             agent_dir,
             remote: text("MEMPALACE_REMOTE_URL").is_some(),
             search_path: get("PATH"),
         };
+        if let Some(why) = ssh_refused {
+            r.warn(why);
+        }
         (cfg, r.into_warnings())
     }
 
@@ -177,6 +183,14 @@ mod tests {
         assert_eq!(c.ssh_config, Some(PathBuf::from("/home/u/.ssh/cfg")));
         assert_eq!(c.remote_path, "/srv/inbox");
         assert_eq!(c.agent_dir, PathBuf::from("/home/u/agent"));
+    }
+
+    #[test]
+    fn an_ssh_target_that_is_an_option_is_refused() {
+        let (c, w) = cfg(&[("MEMPALACE_PI_SSH_TARGET", "-oProxyCommand=touch /tmp/x"), ("MEMPALACE_REMOTE_URL", "http://h/mcp")]);
+        assert_eq!(c.ssh_target, None);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("starts with '-'") && w[0].contains("refused"), "{w:?}");
     }
 
     #[test]

@@ -179,7 +179,7 @@ impl BuiltinExporter {
             }
             let dest = staging.join(rel);
             if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
+                super::cache::create_private_dir(parent)?;
             }
             super::cache::write_atomic(&dest, &bytes)?;
             staged.push(dest);
@@ -222,7 +222,7 @@ fn commit_state(path: &Path, entries: BTreeMap<String, Fingerprint>) -> io::Resu
     state.version = STATE_VERSION;
     state.sessions.extend(entries);
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        super::cache::create_private_dir(parent)?;
     }
     let json = serde_json::to_vec_pretty(&state).map_err(io::Error::other)?;
     super::cache::write_atomic(path, &json)
@@ -282,9 +282,17 @@ struct Finished {
     stderr: String,
 }
 
-/// Runs `cmd` with stdin null and stdout/stderr captured, in its own process group; after
-/// `timeout` the whole group is killed (SIGKILL) and an error returned.
+/// Variables no child of the feed gets: the palace's bearer token and the xiaozhi admin token
+/// (the exporter, rsync and the ssh that rsync starts have no use for them).
+pub const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
+
+/// Runs `cmd` with stdin null, stdout/stderr captured and the secrets out of its environment, in
+/// its own process group; after `timeout` the whole group is killed (SIGKILL) and an error
+/// returned.
 async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Duration) -> Result<Finished, String> {
+    for var in SECRET_VARS {
+        cmd.env_remove(var);
+    }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
     let mut child = cmd.spawn().map_err(|e| format!("can't start {what}: {e}"))?;
     let pid = child.id();
@@ -379,6 +387,18 @@ pub fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_config:
     ]
 }
 
+/// Why an rsync/ssh target is refused: one starting with `-` would reach rsync or ssh as an
+/// option (`-oProxyCommand=...` runs a command), and an empty one is no host.
+pub fn refused_ssh_target(target: &str) -> Option<String> {
+    if target.starts_with('-') {
+        return Some(format!(
+            "MEMPALACE_PI_SSH_TARGET {} starts with '-' and would be read as an option by rsync/ssh: refused, remote feeding is off",
+            super::tools::shown(target)
+        ));
+    }
+    target.trim().is_empty().then(|| "MEMPALACE_PI_SSH_TARGET is empty: remote feeding is off".to_string())
+}
+
 fn remote_rel(remote_path: &str) -> String {
     match remote_path {
         "~" => ".".into(),
@@ -400,6 +420,9 @@ pub async fn rsync_to_remote(
     path_var: Option<&str>,
     timeout: Duration,
 ) -> Result<(), String> {
+    if let Some(why) = refused_ssh_target(target) {
+        return Err(why);
+    }
     let rsync = resolve_bin("rsync", path_var).ok_or_else(|| "rsync is not on PATH".to_string())?;
     let mut cmd = tokio::process::Command::new(rsync);
     cmd.args(rsync_args(local_dir, target, remote_path, ssh_config));
@@ -571,10 +594,40 @@ mod tests {
         assert!(err.contains("timed out"), "{err}");
         assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(5), "{took:?}");
         let grandchild: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
-        // Killed (possibly a zombie until init reaps it): not sleeping any more.
-        let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("gone");
-        assert!(matches!(state, "gone" | "Z" | "X"), "grandchild {grandchild} state {state}");
+        // Killed (possibly a zombie until init reaps it): not sleeping any more. SIGKILL is
+        // delivered at once but the exit takes a moment on a busy machine: poll briefly.
+        let state = || {
+            let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+            stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("gone").to_string()
+        };
+        let t0 = Instant::now();
+        while !matches!(state().as_str(), "gone" | "Z" | "X") && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(matches!(state().as_str(), "gone" | "Z" | "X"), "grandchild {grandchild} state {}", state());
+    }
+
+    #[tokio::test]
+    async fn children_get_no_tokens_and_an_option_is_no_target() {
+        let d = tempfile::tempdir().unwrap();
+        let env_file = d.path().join("env");
+        let s = script(d.path(), "exp", &format!("env > '{}'", env_file.display()));
+        // As if pi had them in its environment (the process environment is shared by the tests).
+        let mut cmd = tokio::process::Command::new(&s);
+        cmd.env("MEMPALACE_REMOTE_TOKEN", "tok-remote-s3cret").env("DOTTY_ADMIN_TOKEN", "tok-admin-s3cret").env("KEEP_ME", "1");
+        assert!(run_captured(cmd, "exp", Duration::from_secs(10)).await.unwrap().status.success());
+        let env = std::fs::read_to_string(&env_file).unwrap();
+        assert!(!env.contains("s3cret"), "{env}");
+        assert!(env.contains("KEEP_ME=1"), "the rest of the environment is kept");
+
+        std::fs::remove_file(&env_file).unwrap();
+        script(d.path(), "rsync", &format!("echo \"$@\" > '{}'", env_file.display()));
+        let path_var = d.path().display().to_string();
+        let err = rsync_to_remote(d.path(), "-oProxyCommand=touch /tmp/x", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap_err();
+        assert!(err.contains("starts with '-'"), "{err}");
+        assert!(!env_file.exists(), "rsync never ran");
+        rsync_to_remote(d.path(), "me@h", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap();
+        assert!(env_file.exists());
     }
 
     #[test]

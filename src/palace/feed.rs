@@ -15,6 +15,8 @@ use crate::diag;
 use futures_util::FutureExt;
 use serde_json::json;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,6 +33,8 @@ pub enum SkipReason {
     Debounced,
     /// Another process holds the feed lock.
     Locked,
+    /// The palace can't be had (never connected, or given up on): nothing is staged or run.
+    PalaceDown,
 }
 
 /// The result of a trigger.
@@ -54,9 +58,9 @@ impl FeedLock {
     /// file description holds it.
     pub fn try_acquire(path: &Path) -> std::io::Result<Option<FeedLock>> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+            super::cache::create_private_dir(parent)?;
         }
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
         // SAFETY: flock on a file descriptor we own for the duration of the call.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {
@@ -80,6 +84,8 @@ struct Inner {
     cfg: PalaceConfig,
     caller: Arc<dyn PalaceCaller>,
     state: Mutex<State>,
+    /// The "palace down, not feeding" line was said (once per process).
+    said_down: AtomicBool,
 }
 
 /// Feeds pi's transcripts into the palace on pi's triggers. Cheap to clone (shared state).
@@ -91,7 +97,9 @@ pub struct Feeder {
 
 impl Feeder {
     pub fn new(cfg: PalaceConfig, caller: Arc<dyn PalaceCaller>) -> Self {
-        Feeder { inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }) }) }
+        Feeder {
+            inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }), said_down: AtomicBool::new(false) }),
+        }
     }
 
     /// pi `session_shutdown {reason}`: feed now (or join the feed that is running).
@@ -115,6 +123,14 @@ impl Feeder {
         let cfg = &self.inner.cfg;
         if !cfg.enabled || !cfg.feed {
             return FeedOutcome::Skipped(SkipReason::Disabled);
+        }
+        // A palace that can't be had would fail the mine anyway: no staging copies (SD-card
+        // wear), no exporter, no rsync, and one line per process instead of one per trigger.
+        if let Some(why) = self.inner.caller.down_reason() {
+            if !self.inner.said_down.swap(true, Ordering::Relaxed) {
+                diag!("mempalace feed: not feeding transcripts while the palace is unavailable ({why}); feeding resumes once it connects");
+            }
+            return FeedOutcome::Skipped(SkipReason::PalaceDown);
         }
         let mut rx = {
             let mut st = self.inner.state.lock().unwrap();
@@ -488,6 +504,51 @@ mod tests {
         write_session(agent.path(), "s4", &good());
         assert!(matches!(f.settled().await, FeedOutcome::Fed { .. }));
         assert_eq!(caller.calls().len(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_palace_that_is_down_costs_no_work_and_feeding_resumes_when_it_is_back() {
+        let agent = tempfile::tempdir().unwrap();
+        write_session(agent.path(), "s1", &good());
+        let bin = tempfile::tempdir().unwrap();
+        let ran = bin.path().join("ran");
+        let exporter = script(bin.path(), "exp", &format!("touch '{}'\necho MINE_SOURCE=/x", ran.display()));
+        let caller = Arc::new(FakeCaller::new());
+        caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
+        *caller.down.lock().unwrap() = Some("cannot start MemPalace".into());
+        let f = feeder(config(agent.path(), &[("MEMPALACE_FEED_DEBOUNCE_MS", "0")]), &caller);
+        for _ in 0..3 {
+            assert_eq!(f.shutdown("quit").await, FeedOutcome::Skipped(SkipReason::PalaceDown));
+            assert_eq!(f.settled().await, FeedOutcome::Skipped(SkipReason::PalaceDown));
+        }
+        assert!(!agent.path().join("mempalace-feed").exists(), "no staging copies");
+        assert!(!agent.path().join("mempalace-feed.lock").exists(), "not even the lock");
+        let ext = feeder(config(agent.path(), &[("MEMPALACE_FEED_BIN", exporter.to_str().unwrap())]), &caller);
+        assert_eq!(ext.shutdown("quit").await, FeedOutcome::Skipped(SkipReason::PalaceDown));
+        assert!(!ran.exists(), "no exporter run");
+        assert!(caller.calls().is_empty());
+        // Back: the next trigger feeds.
+        *caller.down.lock().unwrap() = None;
+        assert!(matches!(f.settled().await, FeedOutcome::Fed { .. }));
+    }
+
+    #[tokio::test]
+    async fn what_the_feed_writes_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let agent = tempfile::tempdir().unwrap();
+        write_session(agent.path(), "s1", &good());
+        let caller = Arc::new(FakeCaller::new());
+        caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
+        let f = feeder(config(agent.path(), &[]), &caller);
+        assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
+        let mode = |p: PathBuf| std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).permissions().mode() & 0o777;
+        let a = agent.path();
+        assert_eq!(mode(a.join("mempalace-feed.lock")), 0o600);
+        assert_eq!(mode(a.join("mempalace-feed")), 0o700);
+        assert_eq!(mode(a.join("mempalace-feed/staging")), 0o700);
+        assert_eq!(mode(a.join("mempalace-feed/staging/--work-project--")), 0o700);
+        assert_eq!(mode(a.join("mempalace-feed/staging/--work-project--/s1.jsonl")), 0o600);
+        assert_eq!(mode(a.join("mempalace-feed/state.json")), 0o600);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod config;
 pub mod diary;
 pub mod export;
 pub mod feed;
+pub mod tools;
 pub mod wakeup;
 
 #[cfg(test)]
@@ -29,6 +30,12 @@ pub trait PalaceCaller: Send + Sync {
         args: serde_json::Value,
         timeout: Option<Duration>,
     ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+
+    /// Why the palace can't be had right now (never connected, or given up on), or None while
+    /// it can or may still be. Feeding does no work while this is Some.
+    fn down_reason(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Calls `tool` through `caller`, bounded by `timeout` here too (a caller that ignores the

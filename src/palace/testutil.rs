@@ -32,11 +32,13 @@ pub struct FakeCaller {
     calls: Mutex<Vec<Call>>,
     /// Notified (one permit stored) on every call.
     pub called: Notify,
+    /// What [`PalaceCaller::down_reason`] answers.
+    pub down: Mutex<Option<String>>,
 }
 
 impl FakeCaller {
     pub fn new() -> Self {
-        FakeCaller { behaviours: Mutex::new(HashMap::new()), calls: Mutex::new(Vec::new()), called: Notify::new() }
+        FakeCaller { behaviours: Mutex::new(HashMap::new()), calls: Mutex::new(Vec::new()), called: Notify::new(), down: Mutex::new(None) }
     }
     pub fn set(&self, tool: &str, b: Behaviour) {
         self.behaviours.lock().unwrap().insert(tool.to_string(), b);
@@ -50,6 +52,10 @@ impl FakeCaller {
 }
 
 impl PalaceCaller for FakeCaller {
+    fn down_reason(&self) -> Option<String> {
+        self.down.lock().unwrap().clone()
+    }
+
     fn call<'a>(
         &'a self,
         tool: &'a str,
