@@ -451,7 +451,10 @@ async fn read_loop(
                             Ok(()) | Err(TrySendError::Closed(_)) => {}
                             Err(TrySendError::Full(_)) => {
                                 let why = format!("MemPalace sent requests faster than it read our replies (more than {MAX_UNANSWERED} unanswered); killed");
-                                crate::diag!("{why}");
+                                // Said once by the latch or the failed call; per kill only when debugging.
+                                if sh.debug {
+                                    crate::diag!("{why}");
+                                }
                                 sh.kill(why, grace);
                                 break;
                             }
