@@ -160,12 +160,25 @@ impl IdScan {
         self.id.is_some() && (self.has_method || self.has_outcome)
     }
 
-    pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&b, rest)) = bytes.split_first() {
             if self.done() {
                 return;
             }
+            // Inside a long string value nothing matters but its end: skip to the next quote or
+            // backslash at once (a 32 MiB text is one string).
+            if self.in_str && !self.esc && self.key.is_none() && self.id_raw.is_none() {
+                match bytes.iter().position(|&c| c == b'"' || c == b'\\') {
+                    Some(i) if i > 0 => {
+                        bytes = &bytes[i..];
+                        continue;
+                    }
+                    Some(_) => {}
+                    None => return,
+                }
+            }
             self.byte(b);
+            bytes = rest;
         }
     }
 
@@ -408,12 +421,12 @@ mod tests {
     #[test]
     fn id_scan_finds_the_top_level_id_anywhere() {
         assert_eq!(scan(r#"{"jsonrpc":"2.0","id":12,"result":{"content":"xxxx"#).id, Some(json!(12)), "a prefix is enough");
-        let s = scan(r#"{"jsonrpc":"2.0","result":{"id":99,"t":""id":5,"},"id" : 7 }"#);
+        let s = scan(r#"{"jsonrpc":"2.0","result":{"id":99,"t":"\"id\":5,"},"id" : 7 }"#);
         assert_eq!((s.id, s.has_outcome, s.has_method), (Some(json!(7)), true, false), "nested and quoted ids don't count");
         let s = scan(r#"{"method":"ping","params":{"id":1},"id":"a,}b"}"#);
         assert_eq!((s.id, s.has_method), (Some(json!("a,}b")), true));
         assert_eq!(scan(r#"{"jsonrpc":"2.0","result":[1,{"id":3}]}"#).id, None);
-        assert_eq!(scan(r#"{"a\":"id","id":5}"#).id, Some(json!(5)), "escapes");
+        assert_eq!(scan(r#"{"a\\":"id","b":"\"id\":4","id":5}"#).id, Some(json!(5)), "escapes");
         assert_eq!(scan(r#"[{"id":5}]"#).id, None, "a batch is not one reply");
     }
 

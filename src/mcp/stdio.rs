@@ -72,6 +72,11 @@ struct Shared {
     kill_tx: Mutex<Option<oneshot::Sender<Duration>>>,
     /// The last few stderr lines, quoted in crash messages ("mempalace not installed ...").
     stderr_tail: Mutex<VecDeque<String>>,
+    /// The child's stderr reached EOF.
+    stderr_done: watch::Sender<bool>,
+    /// We stopped the child (stall, flood, respawn, shutdown): its pending requests fail as sent,
+    /// as the bridge contract says, even the ones still unread in the pipe.
+    stopped_by_us: std::sync::atomic::AtomicBool,
     debug: bool,
 }
 
@@ -95,6 +100,8 @@ impl Shared {
 
     /// Marks the connection dead and has the reaper stop the child's process group.
     fn kill(&self, reason: String, grace: Duration) {
+        // Before `die`: the writer reads it when it sees the death.
+        self.stopped_by_us.store(true, Ordering::SeqCst);
         self.die(reason);
         if let Some(tx) = self.kill_tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = tx.send(grace);
@@ -149,6 +156,8 @@ pub(crate) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
         verdict: watch::channel(None).0,
         kill_tx: Mutex::new(Some(kill_tx)),
         stderr_tail: Mutex::new(VecDeque::new()),
+        stderr_done: watch::channel(false).0,
+        stopped_by_us: std::sync::atomic::AtomicBool::new(false),
         debug: cfg.debug,
     });
     let (wtx, wrx) = mpsc::channel(REQUEST_QUEUE);
@@ -174,7 +183,8 @@ impl StdioConn {
             return true;
         }
         if is_gone(self.pid) {
-            self.sh.kill("the server exited".into(), Duration::ZERO);
+            // Not a kill of ours: the reaper reaps it and says how it ended.
+            self.sh.die("the server exited".into());
             return true;
         }
         false
@@ -368,7 +378,7 @@ async fn write_loop(
         let Some(out) = out else {
             // Dead because the child exited (noticed first by a reader or a peek): once its group
             // is gone, what is unread stays unread. Else we stopped it: close stdin now.
-            if has_exited(pid) && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_))) {
+            if !sh.stopped_by_us.load(Ordering::SeqCst) && is_gone(pid) && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_))) {
                 break WriterEnd::NoReader;
             }
             break WriterEnd::Stopped;
@@ -386,6 +396,7 @@ async fn write_loop(
         }
     };
     let verdict = match end {
+        _ if sh.stopped_by_us.load(Ordering::SeqCst) => Verdict::Unknown,
         WriterEnd::NoReader => unread_bytes(&stdin).map_or(Verdict::Unknown, |n| Verdict::Consumed(written.saturating_sub(n))),
         WriterEnd::Stopped => Verdict::Unknown,
     };
@@ -529,6 +540,7 @@ async fn drain_stderr(stderr: ChildStderr, sh: Arc<Shared>) {
             Ok(Line::Eof) | Err(_) => break,
         }
     }
+    sh.stderr_done.send_replace(true);
 }
 
 /// The child's process group. Dropped while still armed (the runtime going away with the child
@@ -621,6 +633,10 @@ async fn reap(mut child: Child, mut group: Group, kill_rx: oneshot::Receiver<Dur
         Ok(s) => s.to_string(),
         Err(e) => format!("wait failed: {e}"),
     };
+    // Its last stderr lines explain the exit ("mempalace not installed ..."): let the drainer
+    // reach EOF (the group is gone, so it comes at once) before the reason is fixed.
+    let mut drained = sh.stderr_done.subscribe();
+    let _ = tokio::time::timeout(Duration::from_millis(300), drained.wait_for(|d| *d)).await;
     let _ = exit_tx.send(Some(text.clone()));
     sh.die(format!("the server exited ({text})"));
 }
