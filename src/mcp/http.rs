@@ -95,15 +95,19 @@ pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn,
         }
         None => None,
     };
-    let url_secrets = [url.password().unwrap_or_default().to_string(), url.username().to_string()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .flat_map(|s| {
-            // Both as written in the URL and decoded.
-            let decoded = percent_decode(&s);
-            [s, decoded]
-        })
-        .collect();
+    // "user:password" and the password, as written in the URL and decoded. Not the user name
+    // alone (not a secret, and a short one would mangle every message); nor a password under 3
+    // characters, for the same reason (it is still never printed as part of the URL).
+    let (user, pass) = (url.username().to_string(), url.password().unwrap_or_default().to_string());
+    let url_secrets = if pass.is_empty() {
+        Vec::new()
+    } else {
+        let mut v = vec![format!("{user}:{pass}"), format!("{}:{}", percent_decode(&user), percent_decode(&pass))];
+        if pass.len() >= 3 {
+            v.extend([pass.clone(), percent_decode(&pass)]);
+        }
+        v
+    };
     Ok(HttpConn {
         inner: Arc::new(Inner {
             client,
@@ -430,5 +434,14 @@ mod tests {
         let u = reqwest::Url::parse("http://alice:p%40ss@h:1/mcp").unwrap();
         assert_eq!(shown_url(&u), "http://h:1/mcp");
         assert_eq!(percent_decode("p%40ss%2"), "p@ss%2");
+    }
+
+    #[test]
+    fn scrub_removes_the_token_and_the_url_password() {
+        let cfg = McpConfig { remote_url: Some("http://u:p%40ss-9@h:1/mcp".into()), remote_token: Some(Secret::new("tok-1")), ..McpConfig::default() };
+        let c = open(&cfg, client()).unwrap();
+        let s = c.inner.scrub("u:p%40ss-9 u:p@ss-9 p@ss-9 tok-1 user".into());
+        assert_eq!(s, "<redacted> <redacted> <redacted> <redacted> user");
+        assert_eq!(c.inner.shown, "http://h:1/mcp");
     }
 }
