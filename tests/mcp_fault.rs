@@ -57,7 +57,11 @@ fn timing(what: &str, d: Duration) {
 async fn stdio_handshake_pages_tools_errors_and_env() {
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut cfg = stdio_cfg(&["--pages", "--stderr-flood", "1000000", "--log", log.path().to_str().unwrap()]);
-    cfg.child_env = vec![("MEMPALACE_REMOTE_TOKEN".into(), "leak-me".into()), ("FIXTURE_MARK".into(), "seen".into())];
+    cfg.child_env = vec![
+        ("MEMPALACE_REMOTE_TOKEN".into(), "leak-me".into()),
+        ("DOTTY_ADMIN_TOKEN".into(), "leak-me-too".into()),
+        ("FIXTURE_MARK".into(), "seen".into()),
+    ];
     cfg.remote_token = Some(Secret::new("leak-me"));
     cfg.remote_url = None;
     let c = McpClient::new(cfg);
@@ -82,6 +86,7 @@ async fn stdio_handshake_pages_tools_errors_and_env() {
     assert!(c.call_tool("fail", json!({}), None).await.unwrap().is_error);
     // The child never sees the bridge's token; it does see the rest of its environment.
     assert_eq!(text(&c.call_tool("env", json!({"name": "MEMPALACE_REMOTE_TOKEN"}), None).await.unwrap()), "null");
+    assert_eq!(text(&c.call_tool("env", json!({"name": "DOTTY_ADMIN_TOKEN"}), None).await.unwrap()), "null");
     assert_eq!(text(&c.call_tool("env", json!({"name": "FIXTURE_MARK"}), None).await.unwrap()), "\"seen\"");
     assert_eq!(text(&c.call_tool("env", json!({"name": "HOME"}), None).await.unwrap()), serde_json::to_string(&std::env::var("HOME").ok()).unwrap());
     assert_eq!(c.connect().await.unwrap().len(), 6, "connect is idempotent");
@@ -103,18 +108,18 @@ async fn stdio_handshake_pages_tools_errors_and_env() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stdio_garbage_lines_are_skipped_and_10mb_reply_works() {
+async fn stdio_garbage_lines_are_skipped_and_3mb_reply_works() {
     let c = McpClient::new(stdio_cfg(&["--garbage"]));
     c.connect().await.unwrap();
     for i in 0..3 {
         assert_eq!(text(&c.call_tool("echo", json!({"i": i}), None).await.unwrap()), format!(r#"{{"i": {i}}}"#));
     }
     let t = Instant::now();
-    let r = c.call_tool("big", json!({"bytes": 10_000_000}), None).await.unwrap();
-    timing("fixture stdio 10 MB reply", t.elapsed());
-    assert_eq!(text(&r).len(), 10_000_000);
-    let big_arg = "y".repeat(5_000_000);
-    assert_eq!(text(&c.call_tool("echo", json!({"s": big_arg}), None).await.unwrap()).len(), 5_000_000 + 9);
+    let r = c.call_tool("big", json!({"bytes": 3_000_000}), None).await.unwrap();
+    timing("fixture stdio 3 MB reply", t.elapsed());
+    assert_eq!(text(&r).len(), 3_000_000);
+    let big_arg = "y".repeat(3_000_000);
+    assert_eq!(text(&c.call_tool("echo", json!({"s": big_arg}), None).await.unwrap()).len(), 3_000_000 + 9);
     assert_eq!(c.stats().spawns, 1);
     c.shutdown().await;
 }
@@ -173,17 +178,22 @@ async fn stdio_crash_mid_call_then_respawn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_sigkill_mid_call() {
-    let c = McpClient::new(stdio_cfg(&[]));
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let c = McpClient::new(stdio_cfg(&["--log", log.path().to_str().unwrap()]));
     c.connect().await.unwrap();
     let pid = c.stats().child_pid.unwrap();
     let c2 = c.clone();
     let call = tokio::spawn(async move { c2.call_tool("sleep", json!({"ms": 20_000}), None).await });
-    eventually("the call is sent", Duration::from_secs(5), || c.stats().calls == 1).await;
+    // The server has read the request (it logs what it reads): it may have acted on it, so the
+    // call fails and is not retried. (Killed before it read it, the call is retried: see
+    // stdio_call_right_after_sigkill_respawns_and_answers.)
+    eventually("the server read the call", Duration::from_secs(5), || read_log(log.path()).iter().any(|e| e["method"] == "tools/call")).await;
     let t = Instant::now();
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
     let e = call.await.unwrap().unwrap_err();
     timing("fixture stdio SIGKILL mid-call → error", t.elapsed());
     assert!(e.to_string().contains("signal: 9"), "{e}");
+    assert_eq!(c.stats().calls, 1, "not retried");
     let r = c.call_tool("pid", json!({}), None).await.unwrap();
     assert_ne!(text(&r).parse::<u32>().unwrap(), pid);
     c.shutdown().await;
@@ -308,7 +318,11 @@ async fn http_json_and_sse_with_token() {
         timing(&format!("fixture http echo round trip (sse={sse})"), t.elapsed());
         assert_eq!(text(&r), r#"{"a": "b"}"#);
         assert_eq!(c.call_tool("nope", json!({}), None).await.unwrap_err().to_string(), "-32601 Unknown tool: nope");
-        assert_eq!(text(&c.call_tool("big", json!({"bytes": 10_000_000}), None).await.unwrap()).len(), 10_000_000);
+        assert_eq!(text(&c.call_tool("big", json!({"bytes": 3_000_000}), None).await.unwrap()).len(), 3_000_000);
+        let t = Instant::now();
+        let e = c.call_tool("big", json!({"bytes": 5 << 20}), None).await.unwrap_err();
+        timing(&format!("fixture http 5 MiB reply → too large (sse={sse})"), t.elapsed());
+        assert_eq!(e, McpError::TooLarge { cap: 4 << 20 }, "{e}");
         let log = read_log(f.log.path());
         assert!(log.iter().all(|e| e["auth"] == "Bearer tok-SECRET-1"));
         assert!(log.iter().all(|e| e["accept"] == "application/json, text/event-stream" && e["ctype"] == "application/json"));
@@ -398,6 +412,146 @@ async fn http_stalled_call_times_out_and_next_call_reconnects() {
     let s = c.stats();
     assert_eq!((s.spawns, s.respawns, s.timeouts), (2, 1, 1));
     let _: Arc<McpClient> = c;
+}
+
+// ---------------------------------------------------------------- trust and limits
+
+fn wrapper() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/wrapped_mcp_server.sh").display().to_string()
+}
+
+/// Processes of group `pgid` still running (zombies hold nothing), from /proc.
+fn live_in_group(pgid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            let f: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+            f[0] != "Z" && f[2].parse::<u32>() == Ok(pgid)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_oversized_lines_fail_their_request_at_once_and_the_server_lives() {
+    // The id first (as most servers write it) or last: either way the request is found.
+    for flags in [&[][..], &["--id-last"][..]] {
+        // A long timeout: the call must fail because of its size, long before it.
+        let c = McpClient::new(McpConfig { timeout: Some(Duration::from_secs(30)), ..stdio_cfg(flags) });
+        c.connect().await.unwrap();
+        for mib in [16usize, 32] {
+            let t = Instant::now();
+            let e = c.call_tool("big", json!({"bytes": mib << 20}), None).await.unwrap_err();
+            timing(&format!("fixture stdio {mib} MiB line {flags:?} → too large"), t.elapsed());
+            assert_eq!(e, McpError::TooLarge { cap: 4 << 20 });
+            assert!(e.to_string().contains("reply larger than 4 MiB"), "{e}");
+            assert!(t.elapsed() < Duration::from_secs(10), "failed at once, not at the 30 s timeout: {:?}", t.elapsed());
+        }
+        assert_eq!(text(&c.call_tool("echo", json!({"after": 1}), None).await.unwrap()), r#"{"after": 1}"#);
+        assert_eq!(c.stats().spawns, 1, "the server lives on");
+        c.shutdown().await;
+    }
+    // MEMPALACE_MCP_MAX_MESSAGE_BYTES moves the cap.
+    let c = McpClient::new(McpConfig { max_message_bytes: 1 << 20, ..stdio_cfg(&[]) });
+    assert_eq!(c.call_tool("big", json!({"bytes": 2_000_000}), None).await.unwrap_err(), McpError::TooLarge { cap: 1 << 20 });
+    assert_eq!(text(&c.call_tool("big", json!({"bytes": 900_000}), None).await.unwrap()).len(), 900_000);
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_ping_flood_is_killed_and_counted_against_the_budget() {
+    let mut cfg = stdio_cfg(&["--ping-flood"]);
+    cfg.max_respawns = 1;
+    let c = McpClient::new(cfg);
+    let t = Instant::now();
+    let e = c.connect().await.unwrap_err();
+    timing("fixture stdio ping flood → killed twice → down", t.elapsed());
+    assert!(matches!(e, McpError::Down { respawns: 1, .. }), "{e}");
+    assert!(e.to_string().contains("more than 64 unanswered"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(3), "killed, not left to the init timeout: {:?}", t.elapsed());
+    assert_eq!((c.stats().spawns, c.stats().down), (2, true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_wrapper_script_is_killed_as_a_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("palace.lock");
+    let mut cfg = McpConfig { bin: wrapper(), args: vec!["--lock-file".into(), lock.display().to_string()], ..stdio_cfg(&[]) };
+    cfg.timeout = Some(Duration::from_millis(800));
+    let c = McpClient::new(cfg);
+    c.connect().await.unwrap();
+    let leader = c.stats().child_pid.unwrap();
+    let server: u32 = text(&c.call_tool("pid", json!({}), None).await.unwrap()).parse().unwrap();
+    assert_ne!(server, leader, "the server is the wrapper's child");
+    let mut group = live_in_group(leader);
+    group.sort();
+    assert_eq!(group, { let mut g = vec![leader, server]; g.sort(); g });
+    let e = c.call_tool("sleep", json!({"ms": 30_000}), None).await.unwrap_err();
+    assert!(matches!(e, McpError::Timeout { .. }), "{e}");
+    // The next server takes the palace lock: it starts only once the old one is gone.
+    let t = Instant::now();
+    let next: u32 = text(&c.call_tool("pid", json!({}), None).await.unwrap()).parse().unwrap();
+    timing("fixture stdio wrapped stall → group killed → respawn", t.elapsed());
+    assert_ne!(next, server);
+    assert_eq!(live_in_group(leader), Vec::<u32>::new(), "nothing of the old group is left");
+    let leader2 = c.stats().child_pid.unwrap();
+    c.shutdown().await;
+    assert_eq!(live_in_group(leader2), Vec::<u32>::new(), "shutdown kills the whole group too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_call_right_after_sigkill_respawns_and_answers() {
+    let c = McpClient::new(stdio_cfg(&[]));
+    c.connect().await.unwrap();
+    let mut took = Vec::new();
+    for i in 0..20 {
+        let pid = c.stats().child_pid.unwrap();
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        let t = Instant::now();
+        let r = c.call_tool("pid", json!({}), None).await;
+        took.push(t.elapsed());
+        let got: u32 = text(&r.unwrap_or_else(|e| panic!("round {i}: {e}"))).parse().unwrap();
+        assert_ne!(got, pid);
+    }
+    timing("fixture stdio SIGKILL → call (slowest of 20)", *took.iter().max().unwrap());
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_redirects_are_not_followed() {
+    let other = http_fixture(&[]).await;
+    let port = other.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp").to_string();
+    let target = format!("http://mallory:loc-PASSWORD@127.0.0.1:{port}/mcp");
+    let redirecting = http_fixture(&["--redirect-to", &target]).await;
+    let mut cfg = http_cfg(&redirecting.url, Some("bearer-SECRET"));
+    cfg.max_respawns = 0;
+    let c = McpClient::new(cfg);
+    let e = c.connect().await.unwrap_err();
+    let text = format!("{e} {e:?}");
+    assert!(text.contains("HTTP 307, a redirect to http://127.0.0.1:"), "{text}");
+    assert!(!text.contains("loc-PASSWORD") && !text.contains("mallory") && !text.contains("bearer-SECRET"), "{text}");
+    assert_eq!(read_log(redirecting.log.path())[0]["auth"], "Bearer bearer-SECRET");
+    assert!(read_log(other.log.path()).is_empty(), "nothing reached the other origin");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_url_credentials_are_never_shown() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cfg = http_cfg(&format!("http://alice:pw-SECRET-9@127.0.0.1:{port}/mcp"), None);
+    cfg.max_respawns = 0;
+    let c = McpClient::new(cfg);
+    let e = c.call_tool("echo", json!({}), None).await.unwrap_err();
+    let text = format!("{e} {e:?} {:?} {}", c.config(), c.config().target());
+    assert!(text.contains("cannot reach http://127.0.0.1:"), "{text}");
+    assert!(!text.contains("pw-SECRET-9") && !text.contains("alice"), "{text}");
+    // The credentials still work as basic auth where the server wants them.
+    let f = http_fixture(&[]).await;
+    let url = f.url.replace("http://", "http://alice:pw-SECRET-9@");
+    let c = McpClient::new(http_cfg(&url, None));
+    c.connect().await.unwrap();
+    assert!(read_log(f.log.path())[0]["auth"].as_str().unwrap().starts_with("Basic "));
+    c.shutdown().await;
 }
 
 #[test]

@@ -367,7 +367,7 @@ impl McpClient {
         if self.cfg.remote_url.is_none() {
             return stdio::spawn(&self.cfg).map(Conn::Stdio);
         }
-        let client = self.http.get_or_init(|| crate::services::client(None)).clone();
+        let client = self.http.get_or_init(http::client).clone();
         let conn = http::open(&self.cfg, client)?;
         if let (Some(_), Ok(url)) = (&self.cfg.remote_token, reqwest::Url::parse(self.cfg.remote_url.as_deref().unwrap_or_default())) {
             if url.scheme() == "http" && !http::is_loopback(&url) && !self.warned_plain_http.swap(true, Ordering::Relaxed) {

@@ -5,17 +5,18 @@ use crate::config::{EnvReader, Secret};
 use std::time::Duration;
 
 /// How to reach MemPalace and how patient to be with it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpConfig {
     /// `MEMPALACE_MCP_BIN`, default `mempalace-mcp`: the stdio server command.
     pub bin: String,
     /// `MEMPALACE_MCP_ARGS`, split on whitespace.
     pub args: Vec<String>,
     /// Extra environment for the stdio child on top of the inherited one (tests use it; the
-    /// bridge passes none). `MEMPALACE_REMOTE_TOKEN` is removed from the child's environment
-    /// whatever this says.
+    /// bridge passes none). `MEMPALACE_REMOTE_TOKEN` and `DOTTY_ADMIN_TOKEN` are removed from the
+    /// child's environment whatever this says.
     pub child_env: Vec<(String, String)>,
-    /// `MEMPALACE_REMOTE_URL`: when set, no child; MCP Streamable HTTP to this URL.
+    /// `MEMPALACE_REMOTE_URL`: when set, no child; MCP Streamable HTTP to this URL. It may carry
+    /// `user:password@` (sent as basic auth): never print it, print [`McpConfig::target`].
     pub remote_url: Option<String>,
     /// `MEMPALACE_REMOTE_TOKEN`, sent as `Authorization: Bearer <token>`. Never logged.
     pub remote_token: Option<Secret>,
@@ -34,6 +35,28 @@ pub struct McpConfig {
     pub kill_grace: Duration,
     /// `MEMPALACE_EXT_DEBUG=1`: the server's stderr lines go to our stderr (prefixed); else drained.
     pub debug: bool,
+    /// `MEMPALACE_MCP_MAX_MESSAGE_BYTES` (default 4 MiB): the longest message (stdio line, HTTP
+    /// body, SSE event) taken from the server. A longer one fails the request it answers.
+    pub max_message_bytes: usize,
+}
+
+/// By hand: the URL may carry a password and the token is a secret; Debug shows neither.
+impl std::fmt::Debug for McpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConfig")
+            .field("bin", &self.bin)
+            .field("args", &self.args)
+            .field("child_env", &self.child_env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("remote_url", &self.remote_url.as_ref().map(|_| self.target()))
+            .field("remote_token", &self.remote_token)
+            .field("timeout", &self.timeout)
+            .field("init_timeout", &self.init_timeout)
+            .field("max_respawns", &self.max_respawns)
+            .field("respawn_backoff", &self.respawn_backoff)
+            .field("debug", &self.debug)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .finish_non_exhaustive()
+    }
 }
 
 pub const DEFAULT_BIN: &str = "mempalace-mcp";
@@ -41,6 +64,24 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 pub const DEFAULT_INIT_TIMEOUT_MS: u64 = 300_000;
 pub const DEFAULT_MAX_RESPAWNS: u32 = 2;
 pub const DEFAULT_RESPAWN_BACKOFF_MS: u64 = 1000;
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Below this a message can't even hold a tool list; a smaller setting is refused.
+const MIN_MAX_MESSAGE_BYTES: u64 = 4096;
+
+/// A byte count as the contract writes it: "4 MiB", "512 KiB", "3000 bytes".
+pub fn human_bytes(n: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n >= MIB {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
 
 impl Default for McpConfig {
     fn default() -> Self {
@@ -57,6 +98,7 @@ impl Default for McpConfig {
             backoff_cap: Duration::from_secs(30),
             kill_grace: Duration::from_secs(2),
             debug: false,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -73,6 +115,12 @@ impl McpConfig {
         let init_timeout = ms_or_none(num("MEMPALACE_MCP_INIT_TIMEOUT_MS", DEFAULT_INIT_TIMEOUT_MS));
         let max_respawns = num("MEMPALACE_MCP_MAX_RESPAWNS", DEFAULT_MAX_RESPAWNS as u64).min(u32::MAX as u64) as u32;
         let respawn_backoff = Duration::from_millis(num("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", DEFAULT_RESPAWN_BACKOFF_MS));
+        let max_message_bytes = r.parsed(
+            "MEMPALACE_MCP_MAX_MESSAGE_BYTES",
+            DEFAULT_MAX_MESSAGE_BYTES as u64,
+            |v| (MIN_MAX_MESSAGE_BYTES..=u32::MAX as u64).contains(v),
+            "a whole number of bytes from 4096 to 4294967295",
+        ) as usize;
         let remote_url = r.text("MEMPALACE_REMOTE_URL");
         if let Some(u) = &remote_url {
             if !matches!(reqwest::Url::parse(u), Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some()) {
@@ -90,6 +138,7 @@ impl McpConfig {
             max_respawns,
             respawn_backoff,
             debug: r.text("MEMPALACE_EXT_DEBUG").as_deref() == Some("1"),
+            max_message_bytes,
             ..McpConfig::default()
         };
         (cfg, r.into_warnings())
@@ -146,6 +195,7 @@ mod tests {
         assert_eq!(c.max_respawns, 2);
         assert_eq!(c.respawn_backoff, Duration::from_millis(1000));
         assert!(!c.debug);
+        assert_eq!(c.max_message_bytes, 4 * 1024 * 1024);
     }
 
     #[test]
@@ -160,8 +210,10 @@ mod tests {
             ("MEMPALACE_EXT_DEBUG", "1"),
             ("MEMPALACE_REMOTE_URL", "http://172.17.0.1:8765/mcp"),
             ("MEMPALACE_REMOTE_TOKEN", "s3cret"),
+            ("MEMPALACE_MCP_MAX_MESSAGE_BYTES", "1048576"),
         ]);
         assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.max_message_bytes, 1 << 20);
         assert_eq!(c.bin, "/opt/mp/bin/mempalace-mcp");
         assert_eq!(c.args, ["--palace", "/p", "--read-only"]);
         assert_eq!((c.timeout, c.init_timeout, c.max_respawns), (None, None, 0));
@@ -182,14 +234,27 @@ mod tests {
             ("MEMPALACE_EXT_DEBUG", "yes"),
             ("MEMPALACE_REMOTE_URL", "user:pw@ftp//nowhere"),
             ("MEMPALACE_REMOTE_TOKEN", "s3cret"),
+            ("MEMPALACE_MCP_MAX_MESSAGE_BYTES", "4MiB"),
         ]);
-        assert_eq!(w.len(), 5, "{w:?}");
+        assert_eq!(w.len(), 6, "{w:?}");
+        assert!(w.iter().any(|l| l.contains("MEMPALACE_MCP_MAX_MESSAGE_BYTES")), "{w:?}");
+        assert_eq!(c.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        let (c, w) = cfg(&[("MEMPALACE_MCP_MAX_MESSAGE_BYTES", "10")]);
+        assert_eq!((c.max_message_bytes, w.len()), (DEFAULT_MAX_MESSAGE_BYTES, 1), "too small to hold a tool list");
         assert!(w.iter().all(|l| !l.contains("s3cret") && !l.contains(":pw@")));
         assert_eq!(c.timeout, Some(Duration::from_millis(60_000)));
         assert_eq!(c.init_timeout, Some(Duration::from_millis(300_000)));
         assert_eq!(c.max_respawns, 2);
         assert_eq!(c.respawn_backoff, Duration::from_millis(1000));
         assert!(!c.debug);
+    }
+
+    #[test]
+    fn sizes_read_as_the_contract_writes_them() {
+        assert_eq!(human_bytes(4 * 1024 * 1024), "4 MiB");
+        assert_eq!(human_bytes(1536 * 1024), "1.5 MiB");
+        assert_eq!(human_bytes(512 * 1024), "512 KiB");
+        assert_eq!(human_bytes(5000), "5000 bytes");
     }
 
     #[test]
@@ -204,6 +269,9 @@ mod tests {
     fn target_hides_url_credentials() {
         let c = McpConfig { remote_url: Some("http://u:pw@h:1/mcp".into()), ..McpConfig::default() };
         assert_eq!(c.target(), "http://h:1/mcp");
+        assert!(!format!("{c:?}").contains("pw"), "{c:?}");
+        let c = McpConfig { remote_url: Some("http://alice:pw-9@h:1/mcp".into()), ..McpConfig::default() };
+        assert!(!format!("{c:?} {}", c.target()).contains("pw-9") && !c.target().contains("alice"));
         let c = McpConfig { args: vec!["--palace".into(), "/p".into()], ..McpConfig::default() };
         assert_eq!(c.target(), "mempalace-mcp --palace /p");
     }

@@ -25,6 +25,12 @@ pub enum McpError {
     Forbidden,
     /// Another HTTP status the client can't use (4xx other than 401/403/404-with-session).
     Http { status: u16, body: String },
+    /// One message from the server was larger than `MEMPALACE_MCP_MAX_MESSAGE_BYTES`: the request
+    /// it answered fails; the server lives on (it was not held in memory).
+    TooLarge { cap: usize },
+    /// An HTTP 3xx: redirects are never followed (the token only goes to the configured origin).
+    /// `location` is already stripped of credentials.
+    Redirect { status: u16, location: String },
     /// A reply that breaks the protocol (not JSON-RPC, missing fields, unexpected 202...).
     Protocol(String),
     /// The configuration can't work (e.g. `MEMPALACE_REMOTE_URL` is not an http(s) URL).
@@ -46,9 +52,20 @@ impl McpError {
             McpError::Unauthorized => "MCP_UNAUTHORIZED",
             McpError::Forbidden => "MCP_FORBIDDEN",
             McpError::Http { .. } => "MCP_HTTP",
+            McpError::TooLarge { .. } => "MCP_TOO_LARGE",
+            McpError::Redirect { .. } => "MCP_REDIRECT",
             McpError::Protocol(_) => "MCP_PROTOCOL",
             McpError::Config(_) => "MCP_CONFIG",
             McpError::Closed => "MCP_CLOSED",
+        }
+    }
+
+    /// The same error with its free text passed through `f` (to scrub secrets).
+    pub(crate) fn map_text(self, f: impl Fn(String) -> String) -> McpError {
+        match self {
+            McpError::Crashed(t) => McpError::Crashed(f(t)),
+            McpError::Protocol(t) => McpError::Protocol(f(t)),
+            e => e,
         }
     }
 
@@ -74,6 +91,15 @@ impl fmt::Display for McpError {
                 "forbidden (HTTP 403): the server rejected this Host/Origin; check the host in MEMPALACE_REMOTE_URL against the server's allowed hosts",
             ),
             McpError::Http { status, body } => write!(f, "MemPalace answered HTTP {status}: {}", crate::text::take(body, 200)),
+            McpError::TooLarge { cap } => write!(
+                f,
+                "MemPalace's reply larger than {} (MEMPALACE_MCP_MAX_MESSAGE_BYTES) was dropped; the call failed",
+                super::config::human_bytes(*cap)
+            ),
+            McpError::Redirect { status, location } => write!(
+                f,
+                "MemPalace answered HTTP {status}, a redirect to {location}; redirects are not followed: set MEMPALACE_REMOTE_URL to the server's own address"
+            ),
             McpError::Protocol(d) => write!(f, "MemPalace protocol error: {d}"),
             McpError::Config(d) => write!(f, "MemPalace configuration error: {d}"),
             McpError::Closed => f.write_str("the MemPalace client is shut down"),
@@ -95,5 +121,6 @@ mod tests {
         assert!(McpError::Down { respawns: 2, last: "x".into() }.to_string().starts_with("MemPalace is down: gave up after 2 respawns"));
         assert!(McpError::Unauthorized.to_string().contains("MEMPALACE_REMOTE_TOKEN is missing or wrong"));
         assert!(McpError::Forbidden.to_string().contains("Host/Origin"));
+        assert!(McpError::TooLarge { cap: 4 << 20 }.to_string().contains("reply larger than 4 MiB"));
     }
 }

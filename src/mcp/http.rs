@@ -2,13 +2,18 @@
 //! stream. `Mcp-Session-Id` is kept and resent; a 404 on a session re-initializes once.
 //!
 //! The bearer token lives only in a sensitive `HeaderValue`; every text that leaves this module
-//! (errors, diagnostics) goes through `scrub`, so even a server echoing it can't leak it.
+//! (errors, diagnostics) goes through `scrub`, so even a server echoing it can't leak it. The URL
+//! may carry `user:password@` (reqwest sends it as basic auth): messages show it without them.
+//!
+//! No redirect is followed (`../shared/contracts/trust-and-limits.md`): a 3xx fails the call, so
+//! the token and the body only ever go to the configured origin. One message (a JSON body, one SSE
+//! event) is at most `max_message_bytes`; a longer one fails the request it answers.
 
 use super::config::McpConfig;
 use super::error::McpError;
 use super::jsonrpc::{self, Incoming, SseParser};
 use super::transport::{cancelled, died, sleep_opt, Failure};
-use super::{MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+use super::PROTOCOL_VERSION;
 use crate::config::Secret;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
@@ -27,8 +32,13 @@ pub(crate) struct HttpConn {
 struct Inner {
     client: reqwest::Client,
     url: reqwest::Url,
+    /// `url` without credentials: the only form that is ever printed.
+    shown: String,
+    /// The URL's `user:password` parts, scrubbed from every text like the token.
+    url_secrets: Vec<String>,
     auth: Option<HeaderValue>,
     token: Option<Secret>,
+    cap: usize,
     /// std `Mutex`es: read or replaced between awaits, never held across one.
     session: Mutex<Option<String>>,
     protocol: Mutex<Option<String>>,
@@ -42,6 +52,32 @@ pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
     let host = url.host_str().unwrap_or_default();
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+}
+
+/// The HTTP client of the MCP transport: no proxy, and no redirect ever followed.
+pub(crate) fn client() -> reqwest::Client {
+    // reqwest is built without a TLS provider of its own; ring is installed once per process.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .user_agent(concat!("dotty-pi-ext/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .unwrap_or_else(|e| {
+            // Without our settings the client would follow redirects: better no client at all.
+            crate::diag!("MemPalace HTTP client setup failed ({}); the remote palace stays unreachable", crate::diag::chain(&e));
+            reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap_or_default()
+        })
+}
+
+/// `url` as it may be printed: without `user:password@`.
+pub(crate) fn shown_url(url: &reqwest::Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_password(None);
+    let _ = u.set_username("");
+    u.to_string()
 }
 
 pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn, McpError> {
@@ -59,12 +95,28 @@ pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn,
         }
         None => None,
     };
+    // "user:password" and the password, as written in the URL and decoded. Not the user name
+    // alone (not a secret, and a short one would mangle every message); nor a password under 3
+    // characters, for the same reason (it is still never printed as part of the URL).
+    let (user, pass) = (url.username().to_string(), url.password().unwrap_or_default().to_string());
+    let url_secrets = if pass.is_empty() {
+        Vec::new()
+    } else {
+        let mut v = vec![format!("{user}:{pass}"), format!("{}:{}", percent_decode(&user), percent_decode(&pass))];
+        if pass.len() >= 3 {
+            v.extend([pass.clone(), percent_decode(&pass)]);
+        }
+        v
+    };
     Ok(HttpConn {
         inner: Arc::new(Inner {
             client,
+            shown: shown_url(&url),
             url,
+            url_secrets,
             auth,
             token: cfg.remote_token.clone(),
+            cap: cfg.max_message_bytes,
             session: Mutex::new(None),
             protocol: Mutex::new(None),
             next_id: AtomicU64::new(1),
@@ -153,12 +205,16 @@ impl Inner {
         self.session.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Removes the token from any text that leaves this module.
+    /// Removes the token and the URL's credentials from any text that leaves this module.
     fn scrub(&self, s: String) -> String {
-        match &self.token {
+        let mut s = match &self.token {
             Some(t) if !t.expose().is_empty() => s.replace(t.expose(), "<redacted>"),
             _ => s,
+        };
+        for secret in &self.url_secrets {
+            s = s.replace(secret.as_str(), "<redacted>");
         }
+        s
     }
 
     fn post(&self, msg: &Value) -> reqwest::RequestBuilder {
@@ -205,7 +261,7 @@ impl Inner {
     async fn round_trip(&self, msg: &Value, id: Option<u64>) -> Result<Option<Value>, Failure> {
         let resp = self.post(msg).send().await.map_err(|e| {
             let why = self.scrub(crate::diag::root_cause(&e));
-            let err = McpError::Crashed(format!("cannot reach {}: {why}", self.url));
+            let err = McpError::Crashed(format!("cannot reach {}: {why}", self.shown));
             if e.is_connect() {
                 Failure::not_sent(err)
             } else {
@@ -216,8 +272,16 @@ impl Inner {
             *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.to_string());
         }
         let status = resp.status();
+        if status.is_redirection() {
+            let location = resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(no Location)");
+            let location = match self.url.join(location) {
+                Ok(u) => self.scrub(shown_url(&u)),
+                Err(_) => "(an invalid Location)".into(),
+            };
+            return Err(Failure::sent(McpError::Redirect { status: status.as_u16(), location: crate::text::take(&location, 200).to_string() }));
+        }
         if !status.is_success() {
-            let body = self.scrub(read_capped(resp, 4096).await.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default());
+            let body = self.scrub(String::from_utf8_lossy(&read_prefix(resp, 4096).await).into_owned());
             return Err(Failure::sent(match status {
                 StatusCode::UNAUTHORIZED => McpError::Unauthorized,
                 StatusCode::FORBIDDEN => McpError::Forbidden,
@@ -242,12 +306,12 @@ impl Inner {
         if is_sse {
             self.read_sse(resp, id).await.map(Some)
         } else {
-            let body = read_capped(resp, MAX_MESSAGE_BYTES).await.map_err(|e| Failure::sent(McpError::Crashed(self.scrub(e))))?;
-            let v: Value = serde_json::from_slice(&body).map_err(|e| Failure::sent(McpError::Protocol(format!("the reply is not JSON ({e})"))))?;
-            let msgs = match v {
-                Value::Array(a) => a,
-                v => vec![v],
-            };
+            if resp.content_length().is_some_and(|n| n > self.cap as u64) {
+                return Err(Failure::sent(McpError::TooLarge { cap: self.cap }));
+            }
+            let body = read_capped(resp, self.cap).await.map_err(|e| Failure::sent(e.map_text(|t| self.scrub(t))))?;
+            let msgs = jsonrpc::parse_body(&body).map_err(|e| Failure::sent(McpError::Protocol(e)))?;
+            drop(body);
             for m in msgs {
                 if let Some(r) = self.match_reply(m, id) {
                     return r.map(Some);
@@ -258,8 +322,8 @@ impl Inner {
     }
 
     /// `Some` when `m` is the reply to `id`.
-    fn match_reply(&self, m: Value, id: u64) -> Option<Result<Value, Failure>> {
-        match jsonrpc::classify(m) {
+    fn match_reply(&self, m: Incoming, id: u64) -> Option<Result<Value, Failure>> {
+        match m {
             Incoming::Response { id: got, outcome } if got == id => Some(outcome.map_err(|e| {
                 Failure::sent(McpError::Rpc { code: e.code, message: self.scrub(e.message), data: e.data })
             })),
@@ -273,21 +337,21 @@ impl Inner {
     }
 
     async fn read_sse(&self, mut resp: reqwest::Response, id: u64) -> Result<Value, Failure> {
-        let mut parser = SseParser::new(MAX_MESSAGE_BYTES);
+        let mut parser = SseParser::new(self.cap);
         loop {
             let chunk = resp.chunk().await.map_err(|e| Failure::sent(McpError::Crashed(self.scrub(crate::diag::root_cause(&e)))))?;
             let events = match &chunk {
-                Some(c) => parser.feed(c).map_err(|e| Failure::sent(McpError::Protocol(e)))?,
+                Some(c) => parser.feed(c).map_err(|_| Failure::sent(McpError::TooLarge { cap: self.cap }))?,
                 None => parser.finish(),
             };
             for data in events {
-                match serde_json::from_str::<Value>(&data) {
-                    Ok(m) => {
+                match jsonrpc::parse(data.as_bytes()) {
+                    Incoming::NotJson => crate::diag!("MemPalace (HTTP) sent an SSE event that is not JSON; skipped"),
+                    m => {
                         if let Some(r) = self.match_reply(m, id) {
                             return r;
                         }
                     }
-                    Err(_) => crate::diag!("MemPalace (HTTP) sent an SSE event that is not JSON; skipped"),
                 }
             }
             if chunk.is_none() {
@@ -316,17 +380,68 @@ pub(crate) fn initialize_params() -> Value {
     })
 }
 
-async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+/// A body, at most `cap` bytes: a longer one is [`McpError::TooLarge`] (nothing more is read).
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, McpError> {
     let mut out = Vec::new();
-    while let Some(c) = resp.chunk().await.map_err(|e| crate::diag::root_cause(&e))? {
+    while let Some(c) = resp.chunk().await.map_err(|e| McpError::Crashed(crate::diag::root_cause(&e)))? {
         if out.len() + c.len() > cap {
-            if cap < MAX_MESSAGE_BYTES {
-                out.extend_from_slice(&c[..cap - out.len()]);
-                return Ok(out);
-            }
-            return Err(format!("the reply is larger than {cap} bytes"));
+            return Err(McpError::TooLarge { cap });
         }
         out.extend_from_slice(&c);
     }
     Ok(out)
+}
+
+/// The first `cap` bytes of an error body, for the message.
+async fn read_prefix(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Some(c)) = resp.chunk().await {
+        out.extend_from_slice(&c[..c.len().min(cap - out.len())]);
+        if out.len() >= cap {
+            break;
+        }
+    }
+    out
+}
+
+/// `%XX` escapes decoded (a URL's user and password are stored encoded).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_credentials() {
+        let u = reqwest::Url::parse("http://alice:p%40ss@h:1/mcp").unwrap();
+        assert_eq!(shown_url(&u), "http://h:1/mcp");
+        assert_eq!(percent_decode("p%40ss%2"), "p@ss%2");
+    }
+
+    #[test]
+    fn scrub_removes_the_token_and_the_url_password() {
+        let cfg = McpConfig { remote_url: Some("http://u:p%40ss-9@h:1/mcp".into()), remote_token: Some(Secret::new("tok-1")), ..McpConfig::default() };
+        let c = open(&cfg, client()).unwrap();
+        let s = c.inner.scrub("u:p%40ss-9 u:p@ss-9 p@ss-9 tok-1 user".into());
+        assert_eq!(s, "<redacted> <redacted> <redacted> <redacted> user");
+        assert_eq!(c.inner.shown, "http://h:1/mcp");
+    }
 }

@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 message shapes and the two framings MCP uses: newline-delimited (stdio) and
 //! Server-Sent Events (Streamable HTTP).
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -43,35 +44,73 @@ pub struct RpcError {
 pub enum Incoming {
     /// A reply to one of our requests (our ids are integers).
     Response { id: u64, outcome: Result<Value, RpcError> },
-    /// A reply whose id isn't one of ours (e.g. `null` on a -32700 parse error).
-    Orphan(Value),
+    /// A reply whose id isn't one of ours (e.g. `null` on a -32700 parse error); the id as text.
+    Orphan(String),
     /// The server asks us something (`ping`, `roots/list`...): it needs a reply.
     Request { id: Value, method: String },
     /// A server notification (logging, progress, list_changed...).
     Notification { method: String },
     /// JSON, but not JSON-RPC.
     Invalid(String),
+    /// Not JSON at all.
+    NotJson,
 }
 
-/// Classifies one parsed message.
-pub fn classify(v: Value) -> Incoming {
-    let Value::Object(mut m) = v else {
-        return Incoming::Invalid("not a JSON object".into());
-    };
-    if let Some(method) = m.get("method").and_then(Value::as_str).map(String::from) {
-        return match m.remove("id") {
-            Some(id) if !id.is_null() => Incoming::Request { id, method },
-            _ => Incoming::Notification { method },
+/// The envelope, parsed typed: only what routing needs is kept, `params` of a server request are
+/// skipped without being built, and the `result` becomes a `Value` once, directly from the bytes
+/// (no intermediate `Value` of the whole message to pick apart and copy).
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// `Some` for any value, `null` included: a `"result": null` is still a result.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Parses and classifies one message (a stdio line, an SSE event, one element of an HTTP body).
+pub fn parse(bytes: &[u8]) -> Incoming {
+    match serde_json::from_slice::<Envelope>(bytes) {
+        Ok(env) => classify(env),
+        Err(e) if e.classify() == serde_json::error::Category::Data => Incoming::Invalid("not a JSON-RPC object".into()),
+        Err(_) => Incoming::NotJson,
+    }
+}
+
+/// Parses an HTTP body: one message or a batch (array) of them.
+pub fn parse_body(bytes: &[u8]) -> Result<Vec<Incoming>, String> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        let batch: Vec<Envelope> = serde_json::from_slice(bytes).map_err(|e| format!("the reply is not a JSON-RPC batch ({e})"))?;
+        return Ok(batch.into_iter().map(classify).collect());
+    }
+    match parse(bytes) {
+        Incoming::NotJson => Err("the reply is not JSON".into()),
+        m => Ok(vec![m]),
+    }
+}
+
+fn classify(env: Envelope) -> Incoming {
+    let Envelope { id, method, result, error } = env;
+    if let Some(method) = method {
+        return match id {
+            Some(id) => Incoming::Request { id, method },
+            None => Incoming::Notification { method },
         };
     }
-    let has_result = m.contains_key("result");
-    let error = m.remove("error");
-    if !has_result && error.is_none() {
+    if result.is_none() && error.is_none() {
         return Incoming::Invalid("neither method, result nor error".into());
     }
-    let id = match m.get("id").and_then(Value::as_u64) {
-        Some(id) => id,
-        None => return Incoming::Orphan(Value::Object(m)),
+    let Some(id) = id.as_ref().and_then(Value::as_u64) else {
+        return Incoming::Orphan(id.map_or_else(|| "null".into(), |v| crate::text::take(&v.to_string(), 64).to_string()));
     };
     let outcome = match error {
         Some(e) => Err(RpcError {
@@ -79,9 +118,130 @@ pub fn classify(v: Value) -> Incoming {
             message: e.get("message").and_then(Value::as_str).unwrap_or("(no message)").to_string(),
             data: e.get("data").cloned(),
         }),
-        None => Ok(m.remove("result").unwrap_or(Value::Null)),
+        None => Ok(result.unwrap_or(Value::Null)),
     };
     Incoming::Response { id, outcome }
+}
+
+/// Reads the top-level `"id"` of a message while its bytes stream past, keeping nothing else: an
+/// over-long line is discarded as it arrives, yet the request it answers can still be failed at
+/// once instead of waiting for its timeout. Only keys at depth 1 count (an `"id"` inside `result`
+/// is not the message's), strings and escapes are tracked, and wherever the id sits (first or
+/// last key) it is found.
+#[derive(Default)]
+pub struct IdScan {
+    depth: u32,
+    in_str: bool,
+    esc: bool,
+    /// At depth 1, the next string is a key.
+    want_key: bool,
+    /// The key being read (`None` once longer than any key we look for).
+    key: Option<Vec<u8>>,
+    /// The last complete depth-1 key.
+    last_key: Vec<u8>,
+    /// The raw bytes of the `id` value being read.
+    id_raw: Option<Vec<u8>>,
+    /// A top-level `id` value: `Some` once read.
+    pub id: Option<Value>,
+    /// A top-level `method` key was seen (a request or notification, not a reply).
+    pub has_method: bool,
+    /// A top-level `result` or `error` key was seen.
+    pub has_outcome: bool,
+}
+
+impl IdScan {
+    /// Ready for the next message.
+    pub fn reset(&mut self) {
+        *self = IdScan::default();
+    }
+
+    /// Enough is known: the id, and whether this is a reply or a request.
+    fn done(&self) -> bool {
+        self.id.is_some() && (self.has_method || self.has_outcome)
+    }
+
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&b, rest)) = bytes.split_first() {
+            if self.done() {
+                return;
+            }
+            // Inside a long string value nothing matters but its end: skip to the next quote or
+            // backslash at once (a 32 MiB text is one string).
+            if self.in_str && !self.esc && self.key.is_none() && self.id_raw.is_none() {
+                match bytes.iter().position(|&c| c == b'"' || c == b'\\') {
+                    Some(i) if i > 0 => {
+                        bytes = &bytes[i..];
+                        continue;
+                    }
+                    Some(_) => {}
+                    None => return,
+                }
+            }
+            self.byte(b);
+            bytes = rest;
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if let Some(raw) = self.id_raw.as_mut() {
+            let ends = !self.in_str && self.depth == 1 && (b == b',' || b == b'}');
+            if !ends && raw.len() < 128 {
+                raw.push(b);
+            }
+            if ends {
+                let raw = self.id_raw.take().unwrap_or_default();
+                self.id = serde_json::from_slice(&raw).ok();
+            }
+        }
+        if self.in_str {
+            if self.esc {
+                self.esc = false;
+            } else if b == b'\\' {
+                self.esc = true;
+            } else if b == b'"' {
+                self.in_str = false;
+                if let Some(k) = self.key.take() {
+                    self.last_key = k;
+                }
+                return;
+            }
+            if let Some(k) = self.key.as_mut() {
+                if k.len() < 16 {
+                    k.push(b);
+                } else {
+                    self.key = None;
+                }
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_str = true;
+                if self.depth == 1 && self.want_key {
+                    self.key = Some(Vec::new());
+                    self.want_key = false;
+                }
+            }
+            b'{' | b'[' => {
+                self.depth += 1;
+                if self.depth == 1 {
+                    self.want_key = b == b'{';
+                }
+            }
+            b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+            b':' if self.depth == 1 => match self.last_key.as_slice() {
+                b"id" => self.id_raw = Some(Vec::new()),
+                b"method" => self.has_method = true,
+                b"result" | b"error" => self.has_outcome = true,
+                _ => {}
+            },
+            b',' if self.depth == 1 => {
+                self.want_key = true;
+                self.last_key.clear();
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The outcome of reading one line with a size cap.
@@ -96,9 +256,13 @@ pub enum Line {
 }
 
 /// Reads one `\n`-terminated line into `buf` (cleared first), keeping at most `cap` bytes: a
-/// longer line is consumed and dropped so the next read starts at the next line.
-pub async fn read_line_capped<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<Line> {
+/// longer line is consumed and dropped as it streams (never held whole) so the next read starts at
+/// the next line; its bytes go through `scan`, when given, to learn which request it answered.
+pub async fn read_line_capped<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, cap: usize, mut scan: Option<&mut IdScan>) -> std::io::Result<Line> {
     buf.clear();
+    if let Some(s) = scan.as_deref_mut() {
+        s.reset();
+    }
     let mut discarded = 0usize;
     loop {
         let chunk = r.fill_buf().await?;
@@ -118,8 +282,13 @@ pub async fn read_line_capped<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<
             None => (chunk, chunk.len()),
         };
         if discarded > 0 || buf.len() + part.len() > cap {
+            if let Some(s) = scan.as_deref_mut() {
+                s.feed(buf);
+                s.feed(part);
+            }
             discarded += buf.len() + part.len();
-            buf.clear();
+            // Give the memory back: the kept prefix was up to `cap` bytes.
+            *buf = Vec::new();
         } else {
             buf.extend_from_slice(part);
         }
@@ -220,15 +389,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classify_shapes() {
-        assert_eq!(classify(json!({"jsonrpc":"2.0","id":3,"result":{"a":1}})), Incoming::Response { id: 3, outcome: Ok(json!({"a":1})) });
-        let e = classify(json!({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Unknown tool: x"}}));
+    fn parse_shapes() {
+        let p = |v: Value| parse(v.to_string().as_bytes());
+        assert_eq!(p(json!({"jsonrpc":"2.0","id":3,"result":{"a":1}})), Incoming::Response { id: 3, outcome: Ok(json!({"a":1})) });
+        assert_eq!(p(json!({"jsonrpc":"2.0","id":3,"result":null})), Incoming::Response { id: 3, outcome: Ok(Value::Null) });
+        let e = p(json!({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Unknown tool: x"}}));
         assert!(matches!(e, Incoming::Response { id: 4, outcome: Err(RpcError { code: -32601, .. }) }));
-        assert!(matches!(classify(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})), Incoming::Orphan(_)));
-        assert_eq!(classify(json!({"jsonrpc":"2.0","id":"a","method":"ping"})), Incoming::Request { id: json!("a"), method: "ping".into() });
-        assert_eq!(classify(json!({"jsonrpc":"2.0","method":"notifications/message"})), Incoming::Notification { method: "notifications/message".into() });
-        assert!(matches!(classify(json!([1])), Incoming::Invalid(_)));
-        assert!(matches!(classify(json!({"x":1})), Incoming::Invalid(_)));
+        assert_eq!(p(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})), Incoming::Orphan("null".into()));
+        assert_eq!(p(json!({"jsonrpc":"2.0","id":"a","method":"ping","params":{"big":[1,2,3]}})), Incoming::Request { id: json!("a"), method: "ping".into() });
+        assert_eq!(p(json!({"jsonrpc":"2.0","method":"notifications/message"})), Incoming::Notification { method: "notifications/message".into() });
+        assert!(matches!(p(json!([1])), Incoming::Invalid(_)));
+        assert!(matches!(p(json!({"x":1})), Incoming::Invalid(_)));
+        assert_eq!(parse(b"this is not json {{{"), Incoming::NotJson);
+        let batch = parse_body(br#" [{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","id":7,"result":1}]"#).unwrap();
+        assert_eq!(batch[1], Incoming::Response { id: 7, outcome: Ok(json!(1)) });
+        assert!(parse_body(b"nope").is_err());
+    }
+
+    fn scan(s: &str) -> IdScan {
+        let mut sc = IdScan::default();
+        // One byte at a time and all at once must agree.
+        for b in s.as_bytes() {
+            sc.feed(std::slice::from_ref(b));
+        }
+        let mut whole = IdScan::default();
+        whole.feed(s.as_bytes());
+        assert_eq!((&sc.id, sc.has_method, sc.has_outcome), (&whole.id, whole.has_method, whole.has_outcome), "{s}");
+        sc
+    }
+
+    #[test]
+    fn id_scan_finds_the_top_level_id_anywhere() {
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","id":12,"result":{"content":"xxxx"#).id, Some(json!(12)), "a prefix is enough");
+        let s = scan(r#"{"jsonrpc":"2.0","result":{"id":99,"t":"\"id\":5,"},"id" : 7 }"#);
+        assert_eq!((s.id, s.has_outcome, s.has_method), (Some(json!(7)), true, false), "nested and quoted ids don't count");
+        let s = scan(r#"{"method":"ping","params":{"id":1},"id":"a,}b"}"#);
+        assert_eq!((s.id, s.has_method), (Some(json!("a,}b")), true));
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","result":[1,{"id":3}]}"#).id, None);
+        assert_eq!(scan(r#"{"a\\":"id","b":"\"id\":4","id":5}"#).id, Some(json!(5)), "escapes");
+        assert_eq!(scan(r#"[{"id":5}]"#).id, None, "a batch is not one reply");
     }
 
     #[tokio::test]
@@ -237,14 +436,23 @@ mod tests {
         // A tiny BufReader capacity makes the reader cross chunk boundaries.
         let mut r = tokio::io::BufReader::with_capacity(3, &input[..]);
         let mut buf = Vec::new();
-        assert_eq!(read_line_capped(&mut r, &mut buf, 8).await.unwrap(), Line::Ok);
+        assert_eq!(read_line_capped(&mut r, &mut buf, 8, None).await.unwrap(), Line::Ok);
         assert_eq!(buf, b"short");
-        assert_eq!(read_line_capped(&mut r, &mut buf, 8).await.unwrap(), Line::TooLong(16));
-        assert_eq!(read_line_capped(&mut r, &mut buf, 8).await.unwrap(), Line::Ok);
+        assert_eq!(read_line_capped(&mut r, &mut buf, 8, None).await.unwrap(), Line::TooLong(16));
+        assert_eq!(read_line_capped(&mut r, &mut buf, 8, None).await.unwrap(), Line::Ok);
         assert_eq!(buf, b"ok");
-        assert_eq!(read_line_capped(&mut r, &mut buf, 8).await.unwrap(), Line::Ok);
+        assert_eq!(read_line_capped(&mut r, &mut buf, 8, None).await.unwrap(), Line::Ok);
         assert_eq!(buf, b"last");
-        assert_eq!(read_line_capped(&mut r, &mut buf, 8).await.unwrap(), Line::Eof);
+        assert_eq!(read_line_capped(&mut r, &mut buf, 8, None).await.unwrap(), Line::Eof);
+        // An over-long reply: discarded, but its id is read as it streams past.
+        let input = format!("{{\"jsonrpc\":\"2.0\",\"result\":\"{}\",\"id\":41}}\nnext\n", "x".repeat(1000));
+        let mut r = tokio::io::BufReader::with_capacity(64, input.as_bytes());
+        let mut sc = IdScan::default();
+        assert_eq!(read_line_capped(&mut r, &mut buf, 100, Some(&mut sc)).await.unwrap(), Line::TooLong(input.len() - 6));
+        assert_eq!((sc.id.clone(), sc.has_outcome), (Some(json!(41)), true));
+        assert!(buf.capacity() <= 100, "nothing of it is kept");
+        assert_eq!(read_line_capped(&mut r, &mut buf, 100, Some(&mut sc)).await.unwrap(), Line::Ok);
+        assert_eq!((buf.as_slice(), sc.id.clone()), (&b"next"[..], None));
     }
 
     #[test]

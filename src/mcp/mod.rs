@@ -7,7 +7,8 @@
 //! `tools/list`, `tools/call`, `ping` replies) and two notifications. The hard part is not the
 //! protocol but the supervision around it: which failures are crashes, which are "not sent,
 //! retry", when a child must be SIGTERMed (and SIGCONTed, in case it is stopped) and reaped before
-//! the next one may open the single-writer palace, capping a line read from a runaway server,
+//! the next one may open the single-writer palace (killing a wrapper's whole process group), capping a
+//! line from a runaway server without holding it, bounding the replies a flooding server is owed,
 //! keeping the bearer token out of every message. With rmcp that logic would sit on top of two
 //! different transport stacks whose error types and cancellation behave differently; here one
 //! [`transport::Conn`] interface has two ~300-line implementations that fail the same way and are
@@ -36,6 +37,3 @@ pub use error::McpError;
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 /// Versions a server may answer with that this client understands.
 pub const KNOWN_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// The longest single message (stdio line, HTTP body or SSE event) accepted from a server.
-/// A 10 MB reply is fine; a runaway server cannot make the client buffer without bound.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;

@@ -1,15 +1,25 @@
 //! The stdio transport: a child process, one JSON-RPC message per line each way.
 //!
 //! Four tasks per child: a writer (owns stdin, so a cancelled request can never leave half a line
-//! in the pipe), a reader (routes replies by id, skips garbage, caps line length), a stderr
-//! drainer (Node closes fd 2 for its children, so stderr must be piped, never inherited) and a
-//! reaper (owns the `Child`: the only place that signals it, so a signal never hits a reused pid).
+//! in the pipe), a reader (routes replies by id, skips garbage, drops over-long lines as they
+//! stream), a stderr drainer (Node closes fd 2 for its children, so stderr must be piped, never
+//! inherited) and a reaper (owns the `Child`: the only place that reaps it, and that signals its
+//! process group, so a signal never hits a reused pid).
+//!
+//! Bounds (`../shared/contracts/trust-and-limits.md`): one line at most `max_message_bytes`; our
+//! requests and our replies to the server's requests go through bounded queues, and a server
+//! that leaves more than [`MAX_UNANSWERED`] of its own requests unanswered because it does not
+//! read its stdin is killed. The child runs in its own process group and is killed as a group, so
+//! a wrapper script's children never outlive it.
+//!
+//! Whether a failed request reached the server: the writer tells each request the byte offset its
+//! line started at; when the child dies, the bytes still unread in the stdin pipe (FIONREAD) tell
+//! how far the server read. A line it never started reading is retried on a new server.
 
 use super::config::McpConfig;
 use super::error::McpError;
-use super::jsonrpc::{self, Incoming, Line, RpcError};
+use super::jsonrpc::{self, IdScan, Incoming, Line};
 use super::transport::{cancelled, died, sleep_opt, Failure};
-use super::MAX_MESSAGE_BYTES;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
@@ -18,9 +28,37 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, watch};
 
-type Reply = Result<Value, RpcError>;
+/// Requests the server sent us whose replies are not yet written: more means it sends faster than
+/// it reads (a ping flood from a server that never reads stdin grew memory without bound).
+pub(crate) const MAX_UNANSWERED: usize = 64;
+/// Our own messages queued for stdin. A full queue makes a request wait (within its timeout).
+const REQUEST_QUEUE: usize = 64;
+/// How long a failed request waits to learn whether its line reached the server.
+const VERDICT_WAIT: Duration = Duration::from_secs(2);
+/// The env of the child never holds these (`../shared/contracts/trust-and-limits.md`).
+pub(crate) const SECRET_ENV: &[&str] = &["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
+
+type Reply = Result<Value, McpError>;
+
+/// One line for stdin. `ack` gets the byte offset the line starts at, once the writer begins to
+/// write it (dropped unsent: the line never left the client).
+struct Out {
+    line: Vec<u8>,
+    ack: Option<oneshot::Sender<u64>>,
+}
+
+/// How far the server read its stdin, known once nothing can read it any more.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Verdict {
+    /// Bytes of stdin consumed by the server: a line starting at or after this offset never
+    /// reached it.
+    Consumed(u64),
+    /// The connection was stopped by us: every written line counts as having reached it.
+    Unknown,
+}
 
 /// State shared with the tasks. std `Mutex`es: held for a map insert or a line push, never across
 /// an `.await`.
@@ -28,8 +66,17 @@ struct Shared {
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     /// `Some(reason)` once the connection is dead; first reason wins.
     dead: watch::Sender<Option<String>>,
+    /// Set by the writer when it stops (see [`Verdict`]).
+    verdict: watch::Sender<Option<Verdict>>,
+    /// Tells the reaper to stop the child's group with this grace.
+    kill_tx: Mutex<Option<oneshot::Sender<Duration>>>,
     /// The last few stderr lines, quoted in crash messages ("mempalace not installed ...").
     stderr_tail: Mutex<VecDeque<String>>,
+    /// The child's stderr reached EOF.
+    stderr_done: watch::Sender<bool>,
+    /// We stopped the child (stall, flood, respawn, shutdown): its pending requests fail as sent,
+    /// as the bridge contract says, even the ones still unread in the pipe.
+    stopped_by_us: std::sync::atomic::AtomicBool,
     debug: bool,
 }
 
@@ -51,6 +98,16 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
+    /// Marks the connection dead and has the reaper stop the child's process group.
+    fn kill(&self, reason: String, grace: Duration) {
+        // Before `die`: the writer reads it when it sees the death.
+        self.stopped_by_us.store(true, Ordering::SeqCst);
+        self.die(reason);
+        if let Some(tx) = self.kill_tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = tx.send(grace);
+        }
+    }
+
     fn reason(&self) -> String {
         self.dead.borrow().clone().unwrap_or_else(|| "the connection closed".into())
     }
@@ -65,24 +122,26 @@ pub(crate) struct StdioConn {
     pid: u32,
     sh: Arc<Shared>,
     next_id: AtomicU64,
-    /// Lines to write; `None` once stdin is closed (dropping the sender ends the writer, which
-    /// drops `ChildStdin`: tokio's `shutdown()` would not close the pipe).
-    writer: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
-    /// Tells the reaper to stop the child with this grace. Dropping it does the same (2 s).
-    kill_tx: Mutex<Option<oneshot::Sender<Duration>>>,
-    /// The child's exit status text, once reaped.
+    /// Our lines for stdin; `None` once stdin is closed (dropping the sender ends the writer,
+    /// which drops `ChildStdin`: tokio's `shutdown()` would not close the pipe).
+    writer: Mutex<Option<mpsc::Sender<Out>>>,
+    /// The child's exit status text, once reaped and its group gone.
     exited: watch::Receiver<Option<String>>,
 }
 
-/// Starts the child. It inherits our environment minus `MEMPALACE_REMOTE_TOKEN`.
+/// Starts the child in a process group of its own. It inherits our environment minus
+/// [`SECRET_ENV`].
 pub(crate) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
     let mut cmd = Command::new(&cfg.bin);
-    cmd.args(&cfg.args)
-        .envs(cfg.child_env.iter().map(|(k, v)| (k, v)))
-        .env_remove("MEMPALACE_REMOTE_TOKEN")
-        .stdin(Stdio::piped())
+    cmd.args(&cfg.args).envs(cfg.child_env.iter().map(|(k, v)| (k, v)));
+    for k in SECRET_ENV {
+        cmd.env_remove(k);
+    }
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // Its own group: a wrapper script's children are killed with it (kill(-pgid)).
+        .process_group(0)
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|e| McpError::Spawn(format!("`{}`: {e}", cfg.bin)))?;
     let pid = child.id().unwrap_or(0);
@@ -90,27 +149,26 @@ pub(crate) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
         (Some(i), Some(o), Some(e)) => (i, o, e),
         _ => return Err(McpError::Spawn("the child's pipes are missing".into())),
     };
+    let (kill_tx, kill_rx) = oneshot::channel();
     let sh = Arc::new(Shared {
         pending: Mutex::new(HashMap::new()),
         dead: watch::channel(None).0,
+        verdict: watch::channel(None).0,
+        kill_tx: Mutex::new(Some(kill_tx)),
         stderr_tail: Mutex::new(VecDeque::new()),
+        stderr_done: watch::channel(false).0,
+        stopped_by_us: std::sync::atomic::AtomicBool::new(false),
         debug: cfg.debug,
     });
-    let (wtx, wrx) = mpsc::unbounded_channel();
-    let (kill_tx, kill_rx) = oneshot::channel();
+    let (wtx, wrx) = mpsc::channel(REQUEST_QUEUE);
+    let (rtx, rrx) = mpsc::channel(MAX_UNANSWERED);
     let (exit_tx, exit_rx) = watch::channel(None);
-    tokio::spawn(write_loop(stdin, wrx, sh.clone()));
-    tokio::spawn(read_loop(stdout, sh.clone(), wtx.downgrade(), exit_rx.clone()));
+    let group = Group { pgid: pid as libc::pid_t, armed: pid > 0 };
+    tokio::spawn(write_loop(pid, stdin, wrx, rrx, sh.clone(), exit_rx.clone()));
+    tokio::spawn(read_loop(stdout, sh.clone(), rtx, exit_rx.clone(), cfg.max_message_bytes, cfg.kill_grace));
     tokio::spawn(drain_stderr(stderr, sh.clone()));
-    tokio::spawn(reap(child, kill_rx, exit_tx, sh.clone()));
-    Ok(StdioConn {
-        pid,
-        sh,
-        next_id: AtomicU64::new(1),
-        writer: Mutex::new(Some(wtx)),
-        kill_tx: Mutex::new(Some(kill_tx)),
-        exited: exit_rx,
-    })
+    tokio::spawn(reap(child, group, kill_rx, exit_tx, sh.clone()));
+    Ok(StdioConn { pid, sh, next_id: AtomicU64::new(1), writer: Mutex::new(Some(wtx)), exited: exit_rx })
 }
 
 impl StdioConn {
@@ -118,21 +176,28 @@ impl StdioConn {
         self.pid
     }
 
+    /// Dead when said so, or when the child has exited though its reaper has not run yet: its
+    /// exit status is there to be read (a request sent now would go to a corpse).
     pub fn is_dead(&self) -> bool {
-        self.dead_reason().is_some()
+        if self.sh.dead.borrow().is_some() {
+            return true;
+        }
+        if is_gone(self.pid) {
+            // Not a kill of ours: the reaper reaps it and says how it ended.
+            self.sh.die("the server exited".into());
+            return true;
+        }
+        false
     }
 
-    fn dead_reason(&self) -> Option<String> {
-        self.sh.dead.borrow().clone()
+    fn sender(&self) -> Option<mpsc::Sender<Out>> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Queues one message; false when stdin is already closed.
-    fn send(&self, msg: &Value) -> bool {
-        let mut line = serde_json::to_vec(msg).unwrap_or_default();
-        line.push(b'\n');
-        match &*self.writer.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(tx) => tx.send(line).is_ok(),
-            None => false,
+    /// Queues a line without waiting (cancel notices: best effort).
+    fn try_send(&self, msg: &Value) {
+        if let Some(tx) = self.sender() {
+            let _ = tx.try_send(Out { line: line_of(msg), ack: None });
         }
     }
 
@@ -144,40 +209,70 @@ impl StdioConn {
         cancel: &mut Option<oneshot::Receiver<()>>,
     ) -> Result<Value, Failure> {
         let mut dead = self.sh.dead.subscribe();
-        if let Some(r) = self.dead_reason() {
-            return Err(Failure::not_sent(McpError::Crashed(r)));
+        if self.is_dead() {
+            return Err(Failure::not_sent(McpError::Crashed(self.sh.reason())));
         }
+        let Some(tx) = self.sender() else {
+            return Err(Failure::not_sent(McpError::Crashed(self.sh.reason())));
+        };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.sh.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+        let (reply_tx, reply_rx) = oneshot::channel();
+        self.sh.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, reply_tx);
         // Removes the entry however this function ends (reply, timeout, cancel, or the caller
         // dropping the future).
         let _guard = PendingGuard { sh: &self.sh, id };
-        if !self.send(&jsonrpc::request(id, method, params)) {
-            return Err(Failure::not_sent(McpError::Crashed(self.sh.reason())));
-        }
+        let (ack_tx, mut ack_rx) = oneshot::channel();
+        let exchange = async {
+            tx.send(Out { line: line_of(&jsonrpc::request(id, method, params)), ack: Some(ack_tx) }).await.map_err(|_| ())?;
+            reply_rx.await.map_err(|_| ())
+        };
         tokio::select! {
             biased;
-            r = rx => match r {
+            r = exchange => match r {
                 Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => Err(Failure::sent(McpError::Rpc { code: e.code, message: e.message, data: e.data })),
-                Err(_) => Err(Failure::sent(McpError::Crashed(self.sh.reason()))),
+                Ok(Err(e)) => Err(Failure::sent(e)),
+                Err(()) => Err(self.failure(&mut ack_rx, self.sh.reason()).await),
             },
-            r = died(&mut dead) => Err(Failure::sent(McpError::Crashed(r))),
+            r = died(&mut dead) => Err(self.failure(&mut ack_rx, r).await),
             _ = sleep_opt(timeout) => {
-                self.send(&jsonrpc::cancelled(id, "timed out"));
+                self.try_send(&jsonrpc::cancelled(id, "timed out"));
                 let ms = timeout.map_or(0, |d| d.as_millis() as u64);
                 Err(Failure::sent(McpError::Timeout { ms, method: method.to_string() }))
             }
             _ = cancelled(cancel) => {
-                self.send(&jsonrpc::cancelled(id, "cancelled by the caller"));
+                self.try_send(&jsonrpc::cancelled(id, "cancelled by the caller"));
                 Err(Failure::sent(McpError::Cancelled))
             }
         }
     }
 
-    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
-        if self.send(&jsonrpc::notification(method, params)) {
+    /// The connection died under a request: did its line reach the server? Not when it was never
+    /// written, nor when the server never read up to it.
+    async fn failure(&self, ack: &mut oneshot::Receiver<u64>, reason: String) -> Failure {
+        let err = McpError::Crashed(reason);
+        let mut verdict = self.sh.verdict.subscribe();
+        let reached = tokio::time::timeout(VERDICT_WAIT, async {
+            let Ok(start) = ack.await else { return false };
+            match verdict.wait_for(Option::is_some).await.map(|v| *v) {
+                Ok(Some(Verdict::Consumed(upto))) => upto > start,
+                _ => true,
+            }
+        })
+        .await
+        .unwrap_or(true);
+        if reached {
+            Failure::sent(err)
+        } else {
+            Failure::not_sent(err)
+        }
+    }
+
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        let sent = match self.sender() {
+            Some(tx) => tx.send(Out { line: line_of(&jsonrpc::notification(method, params)), ack: None }).await.is_ok(),
+            None => false,
+        };
+        if sent {
             Ok(())
         } else {
             Err(McpError::Crashed(self.sh.reason()))
@@ -189,17 +284,53 @@ impl StdioConn {
     }
 
     pub fn kill(&self, reason: &str, grace: Duration) {
-        self.sh.die(reason.to_string());
         self.close_stdin();
-        if let Some(tx) = self.kill_tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = tx.send(grace);
-        }
+        self.sh.kill(reason.to_string(), grace);
     }
 
     pub async fn terminate(&self, grace: Duration) {
         self.kill("the client stopped the server", grace);
         let mut rx = self.exited.clone();
         let _ = rx.wait_for(|s| s.is_some()).await;
+    }
+}
+
+fn line_of(msg: &Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(msg).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// True when child `pid` is dead or about to be: exited (peeked with `WNOWAIT`, so it stays for
+/// the reaper), or with a SIGKILL pending. A SIGKILLed process blocked in `read` can still take
+/// a line from the pipe before it dies, so a line must not be written to it at all.
+fn is_gone(pid: u32) -> bool {
+    has_exited(pid) || sigkill_pending(pid)
+}
+
+/// A SIGKILL is pending for `pid` (the kernel queues it until the process next runs).
+fn sigkill_pending(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
+    const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
+    status.lines().filter_map(|l| l.strip_prefix("SigPnd:").or_else(|| l.strip_prefix("ShdPnd:"))).any(|m| u64::from_str_radix(m.trim(), 16).is_ok_and(|m| m & SIGKILL_BIT != 0))
+}
+
+/// True when child `pid` has exited: peeked with `WNOWAIT`, so it stays for the reaper to reap.
+/// `ECHILD` means the reaper already did.
+fn has_exited(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: waitid with WNOHANG|WNOWAIT on our own child only reads its state; `info` is zeroed
+    // and fully owned here.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
+        if r == 0 {
+            info.si_pid() != 0
+        } else {
+            std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
+        }
     }
 }
 
@@ -214,24 +345,98 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-async fn write_loop(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>, sh: Arc<Shared>) {
-    while let Some(line) = rx.recv().await {
-        let r = async {
-            stdin.write_all(&line).await?;
-            stdin.flush().await
+/// Why the writer stopped.
+enum WriterEnd {
+    /// The child and its group are gone, or a write failed (no reader left): what is unread in
+    /// the pipe now stays unread.
+    NoReader,
+    /// Stopped by us (kill, close): the child may still read what is in the pipe.
+    Stopped,
+}
+
+async fn write_loop(
+    pid: u32,
+    mut stdin: ChildStdin,
+    mut requests: mpsc::Receiver<Out>,
+    mut replies: mpsc::Receiver<Vec<u8>>,
+    sh: Arc<Shared>,
+    mut exited: watch::Receiver<Option<String>>,
+) {
+    let mut dead = sh.dead.subscribe();
+    let mut written = 0u64;
+    let end = loop {
+        let out = tokio::select! {
+            biased;
+            _ = exited.wait_for(Option::is_some) => break WriterEnd::NoReader,
+            _ = dead.wait_for(Option::is_some) => None,
+            Some(line) = replies.recv() => Some(Out { line, ack: None }),
+            r = requests.recv() => match r {
+                Some(out) => Some(out),
+                None => break WriterEnd::Stopped,
+            },
+        };
+        let Some(out) = out else {
+            // Dead because the child exited (noticed first by a reader or a peek): once its group
+            // is gone, what is unread stays unread. Else we stopped it: close stdin now.
+            if !sh.stopped_by_us.load(Ordering::SeqCst) && is_gone(pid) && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_))) {
+                break WriterEnd::NoReader;
+            }
+            break WriterEnd::Stopped;
+        };
+        if let Some(ack) = out.ack {
+            // The last moment to notice a dying child: a request not written is retried.
+            if sigkill_pending(pid) {
+                continue; // the ack is dropped: never sent
+            }
+            let _ = ack.send(written);
         }
-        .await;
-        if let Err(e) = r {
+        if let Err(e) = write_counted(&mut stdin, &out.line, &mut written).await {
             sh.die(format!("writing to its stdin failed ({e})"));
-            break;
+            break WriterEnd::NoReader;
         }
-    }
+    };
+    let verdict = match end {
+        _ if sh.stopped_by_us.load(Ordering::SeqCst) => Verdict::Unknown,
+        WriterEnd::NoReader => unread_bytes(&stdin).map_or(Verdict::Unknown, |n| Verdict::Consumed(written.saturating_sub(n))),
+        WriterEnd::Stopped => Verdict::Unknown,
+    };
+    sh.verdict.send_replace(Some(verdict));
     drop(stdin); // EOF for the child
 }
 
-async fn read_loop(stdout: ChildStdout, sh: Arc<Shared>, wtx: mpsc::WeakUnboundedSender<Vec<u8>>, mut exited: watch::Receiver<Option<String>>) {
+/// `write_all` that counts every byte the pipe took, also when a later write fails.
+async fn write_counted(stdin: &mut ChildStdin, mut buf: &[u8], written: &mut u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = stdin.write(buf).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        *written += n as u64;
+        buf = &buf[n..];
+    }
+    stdin.flush().await
+}
+
+/// Bytes written to the pipe and not yet read by anyone (FIONREAD works on either end).
+fn unread_bytes(stdin: &ChildStdin) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through a valid pointer; the fd is owned by `stdin`.
+    let r = unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut n) };
+    (r == 0 && n >= 0).then_some(n as u64)
+}
+
+async fn read_loop(
+    stdout: ChildStdout,
+    sh: Arc<Shared>,
+    replies: mpsc::Sender<Vec<u8>>,
+    mut exited: watch::Receiver<Option<String>>,
+    cap: usize,
+    grace: Duration,
+) {
     let mut r = BufReader::with_capacity(256 * 1024, stdout);
     let mut buf = Vec::new();
+    let mut scan = IdScan::default();
     let mut reported = 0u32;
     let mut report = |what: String| {
         reported += 1;
@@ -240,35 +445,30 @@ async fn read_loop(stdout: ChildStdout, sh: Arc<Shared>, wtx: mpsc::WeakUnbounde
         }
     };
     loop {
-        match jsonrpc::read_line_capped(&mut r, &mut buf, MAX_MESSAGE_BYTES).await {
+        match jsonrpc::read_line_capped(&mut r, &mut buf, cap, Some(&mut scan)).await {
             Ok(Line::Ok) => {
                 if buf.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let v: Value = match serde_json::from_slice(&buf) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(&buf), 120)));
-                        continue;
-                    }
-                };
-                match jsonrpc::classify(v) {
+                match jsonrpc::parse(&buf) {
                     Incoming::Response { id, outcome } => {
-                        let tx = sh.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-                        if let Some(tx) = tx {
-                            let _ = tx.send(outcome);
-                        } else if sh.debug {
-                            crate::diag!("MemPalace answered request {id}, which is no longer waiting");
-                        }
+                        let outcome = outcome.map_err(|e| McpError::Rpc { code: e.code, message: e.message, data: e.data });
+                        deliver(&sh, id, outcome);
                     }
-                    Incoming::Orphan(v) => report(format!("sent a reply to no request of ours: {}", crate::text::take(&v.to_string(), 200))),
+                    Incoming::Orphan(id) => report(format!("sent a reply to no request of ours (id {id})")),
                     Incoming::Request { id, method } => {
                         let answer = if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
-                        let mut line = serde_json::to_vec(&jsonrpc::reply(id, answer)).unwrap_or_default();
-                        line.push(b'\n');
-                        // A weak sender: the reader must not keep stdin open after close_stdin().
-                        if let Some(tx) = wtx.upgrade() {
-                            let _ = tx.send(line);
+                        match replies.try_send(line_of(&jsonrpc::reply(id, answer))) {
+                            Ok(()) | Err(TrySendError::Closed(_)) => {}
+                            Err(TrySendError::Full(_)) => {
+                                let why = format!("MemPalace sent requests faster than it read our replies (more than {MAX_UNANSWERED} unanswered); killed");
+                                // Said once by the latch or the failed call; per kill only when debugging.
+                                if sh.debug {
+                                    crate::diag!("{why}");
+                                }
+                                sh.kill(why, grace);
+                                break;
+                            }
                         }
                     }
                     Incoming::Notification { method } => {
@@ -277,13 +477,28 @@ async fn read_loop(stdout: ChildStdout, sh: Arc<Shared>, wtx: mpsc::WeakUnbounde
                         }
                     }
                     Incoming::Invalid(why) => report(format!("wrote a message that is not JSON-RPC ({why})")),
+                    Incoming::NotJson => report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(&buf), 120))),
+                }
+                if buf.capacity() > 1024 * 1024 {
+                    buf = Vec::new(); // an idle connection does not keep a 4 MiB buffer
                 }
             }
-            Ok(Line::TooLong(n)) => report(format!("wrote a {n}-byte line, over the {MAX_MESSAGE_BYTES}-byte cap")),
+            Ok(Line::TooLong(n)) => {
+                let size = super::config::human_bytes(cap);
+                match scan.id.as_ref().and_then(Value::as_u64).filter(|_| !scan.has_method) {
+                    Some(id) => {
+                        if sh.debug {
+                            crate::diag!("MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails");
+                        }
+                        deliver(&sh, id, Err(McpError::TooLarge { cap }));
+                    }
+                    None => report(format!("wrote a {n}-byte line, over the {size} cap, that answers no request of ours")),
+                }
+            }
             Ok(Line::Eof) | Err(_) => break,
         }
     }
-    drop(wtx);
+    drop(replies);
     // stdout closed: usually the child is exiting. Wait briefly for its status: a better message.
     let status = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|s| s.is_some())).await;
     let reason = match status {
@@ -293,11 +508,21 @@ async fn read_loop(stdout: ChildStdout, sh: Arc<Shared>, wtx: mpsc::WeakUnbounde
     sh.die(reason);
 }
 
+/// Hands a reply to the request waiting for `id`.
+fn deliver(sh: &Shared, id: u64, outcome: Reply) {
+    let tx = sh.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    if let Some(tx) = tx {
+        let _ = tx.send(outcome);
+    } else if sh.debug {
+        crate::diag!("MemPalace answered request {id}, which is no longer waiting");
+    }
+}
+
 async fn drain_stderr(stderr: ChildStderr, sh: Arc<Shared>) {
     let mut r = BufReader::new(stderr);
     let mut buf = Vec::new();
     loop {
-        match jsonrpc::read_line_capped(&mut r, &mut buf, 64 * 1024).await {
+        match jsonrpc::read_line_capped(&mut r, &mut buf, 64 * 1024, None).await {
             Ok(Line::Ok) => {
                 let line = String::from_utf8_lossy(&buf);
                 if sh.debug {
@@ -315,33 +540,115 @@ async fn drain_stderr(stderr: ChildStderr, sh: Arc<Shared>) {
             Ok(Line::Eof) | Err(_) => break,
         }
     }
+    sh.stderr_done.send_replace(true);
 }
 
-async fn reap(mut child: Child, kill_rx: oneshot::Receiver<Duration>, exit_tx: watch::Sender<Option<String>>, sh: Arc<Shared>) {
-    let status = tokio::select! {
-        s = child.wait() => s,
-        g = kill_rx => stop(&mut child, g.unwrap_or(Duration::from_secs(2))).await,
+/// The child's process group. Dropped while still armed (the runtime going away with the child
+/// running), it SIGKILLs the whole group.
+struct Group {
+    pgid: libc::pid_t,
+    armed: bool,
+}
+
+impl Group {
+    fn signal(&self, sig: libc::c_int) {
+        if self.pgid > 0 {
+            // SAFETY: kill(2) on our child's group. The group id stays reserved while any member
+            // (zombies included) exists, and we stop signalling once none does.
+            unsafe { libc::kill(-self.pgid, sig) };
+        }
+    }
+
+    /// A process of the group is still running (zombies don't count: they hold nothing).
+    fn has_live_member(&self) -> bool {
+        // SAFETY: signal 0 only checks existence.
+        if self.pgid <= 0 || unsafe { libc::kill(-self.pgid, 0) } != 0 {
+            return false;
+        }
+        live_group_members(self.pgid) > 0
+    }
+
+    /// SIGTERM (plus SIGCONT, so a stopped process can act on it) to the group, then SIGKILL after
+    /// `grace`; returns once no member runs (bounded).
+    async fn clear(&mut self, grace: Duration) {
+        if self.has_live_member() {
+            self.signal(libc::SIGTERM);
+            self.signal(libc::SIGCONT);
+            if !self.wait_empty(grace).await {
+                self.signal(libc::SIGKILL);
+                self.wait_empty(Duration::from_secs(2)).await;
+            }
+        }
+        self.armed = false;
+    }
+
+    /// Polls (no event tells us about grandchildren) until no member runs or `limit` passes.
+    async fn wait_empty(&self, limit: Duration) -> bool {
+        let t0 = std::time::Instant::now();
+        loop {
+            if !self.has_live_member() {
+                return true;
+            }
+            if t0.elapsed() >= limit {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            self.signal(libc::SIGKILL);
+        }
+    }
+}
+
+/// Processes in group `pgid` that are not zombies, from /proc.
+fn live_group_members(pgid: libc::pid_t) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 1 };
+    dir.filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|e| {
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
+            // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+            let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+            fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<libc::pid_t>() == Ok(pgid)
+        })
+        .count()
+}
+
+async fn reap(mut child: Child, mut group: Group, kill_rx: oneshot::Receiver<Duration>, exit_tx: watch::Sender<Option<String>>, sh: Arc<Shared>) {
+    let (status, grace) = tokio::select! {
+        s = child.wait() => (s, Duration::from_secs(2)),
+        g = kill_rx => {
+            let grace = g.unwrap_or(Duration::from_secs(2));
+            (stop(&mut child, &group, grace).await, grace)
+        }
     };
+    // However the leader ended, nothing of its group outlives it: a wrapper's children too.
+    group.clear(grace).await;
     let text = match status {
         Ok(s) => s.to_string(),
         Err(e) => format!("wait failed: {e}"),
     };
+    // Its last stderr lines explain the exit ("mempalace not installed ..."): let the drainer
+    // reach EOF (the group is gone, so it comes at once) before the reason is fixed.
+    let mut drained = sh.stderr_done.subscribe();
+    let _ = tokio::time::timeout(Duration::from_millis(300), drained.wait_for(|d| *d)).await;
     let _ = exit_tx.send(Some(text.clone()));
     sh.die(format!("the server exited ({text})"));
 }
 
-/// SIGTERM (plus SIGCONT, so a stopped child can act on it), then SIGKILL after `grace`.
-async fn stop(child: &mut Child, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
-    if let Some(pid) = child.id() {
-        // SAFETY: plain kill(2) on our own unreaped child: the pid can't have been reused.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGTERM);
-            libc::kill(pid as libc::pid_t, libc::SIGCONT);
-        }
-    }
+/// SIGTERM + SIGCONT to the group, then SIGKILL to the group after `grace`; reaps the leader.
+async fn stop(child: &mut Child, group: &Group, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
+    group.signal(libc::SIGTERM);
+    group.signal(libc::SIGCONT);
     match tokio::time::timeout(grace, child.wait()).await {
         Ok(s) => s,
         Err(_) => {
+            group.signal(libc::SIGKILL);
             let _ = child.start_kill();
             child.wait().await
         }

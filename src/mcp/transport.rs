@@ -50,7 +50,7 @@ impl Conn {
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
         match self {
-            Conn::Stdio(c) => c.notify(method, params),
+            Conn::Stdio(c) => c.notify(method, params).await,
             Conn::Http(c) => c.notify(method, params).await,
         }
     }
