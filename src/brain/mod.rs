@@ -182,8 +182,10 @@ impl Brain {
         })
     }
 
-    /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`.
+    /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`. The content is stripped
+    /// once more, as bridge.py's store helper does (a cap that ends in whitespace loses it).
     pub fn insert(&self, m: &NewMemory<'_>, ts: &str) -> Result<String> {
+        let content = crate::text::strip(m.content);
         let id = uuid::Uuid::new_v4().to_string();
         let key = format!("voice_{}_{}_{}", m.category, ts, &id[..8]);
         self.with_writer(|c| {
@@ -192,14 +194,16 @@ impl Brain {
                  session_id, namespace, importance, superseded_by) \
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, NULL, ?6, ?7, NULL)",
             )?
-            .execute(params![id, key, m.content, m.category, ts, m.namespace, m.importance])?;
+            .execute(params![id, key, content, m.category, ts, m.namespace, m.importance])?;
             Ok(())
         })?;
         Ok(id)
     }
 
-    /// Replaces the content of a row this process wrote (the per-turn log's retry of the same turn).
+    /// Replaces the content of a row this process wrote (the per-turn log's retry of the same turn),
+    /// stripped as in [`Brain::insert`].
     pub fn update_content(&self, id: &str, content: &str, ts: &str) -> Result<()> {
+        let content = crate::text::strip(content);
         self.with_writer(|c| {
             c.prepare_cached("UPDATE memories SET content = ?2, updated_at = ?3 WHERE id = ?1")?
                 .execute(params![id, content, ts])?;

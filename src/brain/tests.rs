@@ -155,3 +155,23 @@ fn update_content_rewrites_one_row_and_its_index() {
     assert_eq!(b.lookup("\"second try\"", 5).unwrap(), vec!["second try"]);
     assert!(b.lookup("\"first try\"", 5).unwrap().is_empty());
 }
+
+fn note(b: &Brain, content: &str) -> Result<String> {
+    b.insert(&NewMemory { content, category: "core", namespace: "voice", importance: 0.7 }, "t")
+}
+
+fn contents(p: &Path) -> Vec<String> {
+    let c = Connection::open_with_flags(p, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut st = c.prepare("SELECT content FROM memories ORDER BY rowid").unwrap();
+    st.query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect()
+}
+
+#[test]
+fn the_store_strips_the_content_once_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    let id = note(&b, &format!("{} ", "a".repeat(299))).unwrap();
+    assert_eq!(contents(&p), vec!["a".repeat(299)]);
+    b.update_content(&id, "user: hi | assistant: ", "t2").unwrap();
+    assert_eq!(contents(&p), vec!["user: hi | assistant:"]);
+}

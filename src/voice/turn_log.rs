@@ -32,16 +32,25 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// The row's `content`.
+    /// The row's `content` as composed; the store strips it once more (so an empty assistant half
+    /// is stored as `... | assistant:`).
     pub fn content(&self) -> String {
         format!("user: {} | assistant: {}", take(&self.user, USER_MAX), take(&self.assistant, ASSISTANT_MAX))
     }
 }
 
-/// The text of a message's `content`: the string itself, or its `{type: "text"}` blocks joined.
-fn text_of(content: Option<&Value>) -> String {
+/// The text of a user message's `content`: the string itself, or its `{type: "text"}` blocks joined.
+fn user_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
+        _ => spoken_text(content),
+    }
+}
+
+/// What an assistant message said: only its `{type: "text"}` blocks, joined. A plain-string
+/// `content` (pi never sends one) counts for nothing, as in the contract.
+fn spoken_text(content: Option<&Value>) -> String {
+    match content {
         Some(Value::Array(blocks)) => blocks
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -60,13 +69,13 @@ pub fn extract(messages: &Value) -> Option<Turn> {
     let (user, key, after) = match last_user {
         Some(i) => {
             let m = &msgs[i];
-            let text = text_of(m.get("content"));
+            let text = user_text(m.get("content"));
             let key = m.get("timestamp").filter(|t| !t.is_null()).map(|t| format!("{t}\u{0}{text}"));
             (text, key, &msgs[i + 1..])
         }
         None => (String::new(), None, &msgs[..]),
     };
-    let assistant: String = after.iter().filter(|m| role(m).as_deref() == Some("assistant")).map(|m| text_of(m.get("content"))).collect();
+    let assistant: String = after.iter().filter(|m| role(m).as_deref() == Some("assistant")).map(|m| spoken_text(m.get("content"))).collect();
     let (user, assistant) = (strip(&user).to_string(), strip(&assistant).to_string());
     if user.is_empty() && assistant.is_empty() {
         return None;
