@@ -271,10 +271,15 @@ impl Brain {
     /// temporary name and hard-linked into place, so no other process ever sees a half-made file
     /// and two processes racing to create it can't clobber each other.
     fn create(&self) -> Result<()> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        // Facts about children live here: folders we create are 0700, the file 0600 (SQLite gives
+        // its -wal and -shm the database file's mode). Existing folders keep theirs.
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         let tmp = dir.join(format!(".brain.db.creating-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
         let made = (|| -> Result<()> {
+            // An empty file is an empty database: made here with its mode, then filled by SQLite.
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
             let c = Connection::open(&tmp)?;
             c.execute_batch(&format!("BEGIN;\n{SCHEMA_SQL}\nCOMMIT;"))?;
             c.pragma_update(None, "journal_mode", "wal")?;

@@ -175,3 +175,36 @@ fn the_store_strips_the_content_once_more() {
     b.update_content(&id, "user: hi | assistant: ", "t2").unwrap();
     assert_eq!(contents(&p), vec!["user: hi | assistant:"]);
 }
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn a_created_brain_db_is_private_and_so_are_the_folders_made_for_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let existing = dir.path().join("home");
+    std::fs::create_dir(&existing).unwrap();
+    std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = existing.join(".pi/memory/brain.db");
+    let b = Brain::new(&p, true);
+    note(&b, "a fact about a child").unwrap();
+    assert_eq!(mode(&existing), 0o755, "an existing folder keeps its mode");
+    assert_eq!((mode(&existing.join(".pi")), mode(&existing.join(".pi/memory"))), (0o700, 0o700));
+    for suffix in ["", "-wal", "-shm"] {
+        let f = PathBuf::from(format!("{}{suffix}", p.display()));
+        assert_eq!(mode(&f), 0o600, "{}", f.display());
+    }
+}
+
+#[test]
+fn an_existing_file_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    note(&b, "x").unwrap();
+    assert_eq!(mode(&p), 0o644);
+}
