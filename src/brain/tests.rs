@@ -166,6 +166,11 @@ fn contents(p: &Path) -> Vec<String> {
     st.query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect()
 }
 
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
 #[test]
 fn the_store_strips_the_content_once_more() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,9 +181,67 @@ fn the_store_strips_the_content_once_more() {
     assert_eq!(contents(&p), vec!["user: hi | assistant:"]);
 }
 
-fn mode(p: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+#[test]
+fn a_file_renamed_over_the_path_is_reopened_and_the_old_one_gets_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    note(&b, "before the restore").unwrap();
+    assert_eq!(b.lookup("\"before the restore\"", 5).unwrap().len(), 1);
+    // A second name for the original inode, then a restore renamed over the path.
+    let old = dir.path().join("old-inode.db");
+    std::fs::hard_link(&p, &old).unwrap();
+    let restored = dir.path().join("restore.tmp");
+    let c = Connection::open(&restored).unwrap();
+    c.execute_batch(SCHEMA_SQL).unwrap();
+    c.execute("INSERT INTO memories (id, key, content, created_at, updated_at) VALUES ('r','r','from the backup','t','t')", []).unwrap();
+    drop(c);
+    std::fs::rename(&restored, &p).unwrap();
+
+    note(&b, "after the restore").unwrap();
+    assert_eq!(b.lookup("\"after the restore\"", 5).unwrap(), vec!["after the restore"]);
+    assert_eq!(b.lookup("\"from the backup\"", 5).unwrap(), vec!["from the backup"]);
+    assert!(b.lookup("\"before the restore\"", 5).unwrap().is_empty());
+    assert_eq!(b.stats.writer_opens.load(Ordering::Relaxed), 2);
+    drop(b);
+    assert_eq!(contents(&p), vec!["from the backup", "after the restore"]);
+    // The old inode holds what was written before (checkpointed into it) and nothing after.
+    assert_eq!(contents(&old), vec!["before the restore"]);
+    let ok: String = Connection::open(&p).unwrap().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+}
+
+#[test]
+fn a_deleted_default_file_is_created_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("memory/brain.db");
+    let b = Brain::new(&p, true);
+    note(&b, "first life").unwrap();
+    std::fs::remove_file(&p).unwrap();
+    note(&b, "second life").unwrap();
+    assert_eq!(b.lookup("\"second life\"", 5).unwrap(), vec!["second life"]);
+    assert!(b.lookup("\"first life\"", 5).unwrap().is_empty());
+    assert_eq!(b.stats.files_created.load(Ordering::Relaxed), 2);
+    drop(b);
+    assert_eq!(contents(&p), vec!["second life"]);
+}
+
+#[test]
+fn an_explicit_file_gone_fails_until_a_file_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    note(&b, "while here").unwrap();
+    let aside = dir.path().join("aside.db");
+    std::fs::rename(&p, &aside).unwrap();
+    assert!(matches!(note(&b, "while gone"), Err(BrainError::Missing(_))));
+    assert!(matches!(b.lookup("\"while here\"", 5), Err(BrainError::Missing(_))));
+    assert!(!p.exists());
+    assert_eq!(contents(&aside), vec!["while here"]);
+    // The same file back at the path (another inode would do as well).
+    std::fs::rename(&aside, &p).unwrap();
+    note(&b, "back again").unwrap();
+    assert_eq!(b.lookup("\"while here\"", 5).unwrap(), vec!["while here"]);
+    drop(b);
+    assert_eq!(contents(&p), vec!["while here", "back again"]);
 }
 
 #[test]

@@ -5,12 +5,12 @@
 //! spawn. A repeated `agent_end` for the same prompt (pi's auto-retry) never makes a second row: it
 //! rewrites the first one when the answer changed and does nothing when it didn't.
 
-use crate::brain::{clock, Brain, NewMemory};
+use crate::brain::{clock, Brain, BrainError, NewMemory};
 use crate::text::{strip, take};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -86,10 +86,24 @@ pub fn extract(messages: &Value) -> Option<Turn> {
 struct Logged {
     key: Option<String>,
     content: String,
-    /// The row's id once written. Locked by the first write until it finishes, so a rewrite of the
-    /// same turn waits for it instead of racing it.
-    row: Arc<tokio::sync::Mutex<Option<String>>>,
+    /// Versions of this turn's content submitted so far (1 for the first).
+    version: u64,
+    /// The row. Locked by the first write until it finishes, so a rewrite of the same turn waits
+    /// for it instead of racing it.
+    row: Arc<tokio::sync::Mutex<Row>>,
 }
+
+/// A turn's row: its id once written, and which version of the content it holds.
+#[derive(Default)]
+struct Row {
+    id: Option<String>,
+    written: u64,
+}
+
+/// Rows waiting for a missing brain.db at most; more are reported and dropped (memory stays bounded).
+const MAX_WAITING: usize = 256;
+/// How often a waiting row looks for its file again (one `stat`).
+const WAIT_POLL: Duration = Duration::from_millis(250);
 
 /// The log's memory of recent turns and of writes still in flight.
 #[derive(Default)]
@@ -98,6 +112,11 @@ pub struct TurnLog {
     recent: Mutex<VecDeque<Logged>>,
     in_flight: AtomicUsize,
     idle: tokio::sync::Notify,
+    /// Rows waiting for brain.db to be back at an explicit path (not counted in `in_flight`).
+    waiting: AtomicUsize,
+    /// Bumped by every [`TurnLog::flush`]; waiting rows report themselves on stderr when it moves.
+    flushes: AtomicU64,
+    flushed: tokio::sync::Notify,
     pub rows_written: AtomicUsize,
     pub rows_rewritten: AtomicUsize,
 }
@@ -115,55 +134,64 @@ impl TurnLog {
             // Without a timestamp only an identical repeat of the latest turn is recognised.
             None => recent.back_mut().filter(|l| l.key.is_none() && l.content == content),
         };
-        let job = match repeat {
+        let (job, version) = match repeat {
             Some(l) if l.content == content => return None,
             Some(l) => {
                 l.content = content.clone();
-                Job::Rewrite(l.row.clone())
+                l.version += 1;
+                (Job::Rewrite(l.row.clone()), l.version)
             }
             None => {
-                let row = Arc::new(tokio::sync::Mutex::new(None));
+                let row = Arc::new(tokio::sync::Mutex::new(Row::default()));
                 let guard = row.clone().try_lock_owned().expect("a new row slot is unlocked");
-                recent.push_back(Logged { key: turn.key, content: content.clone(), row });
+                recent.push_back(Logged { key: turn.key, content: content.clone(), version: 1, row });
                 if recent.len() > RECENT_TURNS {
                     recent.pop_front();
                 }
-                Job::Insert(guard)
+                (Job::Insert(guard), 1)
             }
         };
         drop(recent);
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         let log = self.clone();
         Some(async move {
-            log.write(brain, job, content, ts).await;
-            if log.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
-                log.idle.notify_waiters();
-            }
+            log.write(brain, job, version, content, ts).await;
+            log.done_one();
         })
     }
 
-    async fn write(&self, brain: Arc<Brain>, job: Job, content: String, ts: String) {
-        let mut slot = match job {
-            Job::Insert(guard) => guard,
-            Job::Rewrite(row) => row.lock_owned().await,
+    fn done_one(&self) {
+        if self.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+
+    async fn write(&self, brain: Arc<Brain>, job: Job, version: u64, content: String, ts: String) {
+        let (row, mut slot) = match job {
+            Job::Insert(guard) => (tokio::sync::OwnedMutexGuard::mutex(&guard).clone(), guard),
+            Job::Rewrite(row) => (row.clone(), row.lock_owned().await),
         };
-        for attempt in 1..=WRITE_ATTEMPTS {
-            let (c, t, id) = (content.clone(), ts.clone(), slot.clone());
-            let r = brain.write(move |b| match id {
-                Some(id) => b.update_content(&id, &c, &t).map(|_| id),
-                None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
-            })
-            .await;
-            match r {
+        loop {
+            // A later answer to the same prompt got in while this one waited: it stays.
+            if slot.written >= version {
+                return;
+            }
+            let flushes = self.flushes.load(Ordering::SeqCst);
+            match self.attempt(&brain, slot.id.clone(), &content, &ts).await {
                 Ok(id) => {
-                    let counter = if slot.is_some() { &self.rows_rewritten } else { &self.rows_written };
+                    let counter = if slot.id.is_some() { &self.rows_rewritten } else { &self.rows_written };
                     counter.fetch_add(1, Ordering::Relaxed);
-                    *slot = Some(id);
+                    slot.id = Some(id);
+                    slot.written = version;
                     return;
                 }
-                Err(e) if e.is_busy() && attempt < WRITE_ATTEMPTS => {
-                    crate::diag!("turn log: brain.db busy (attempt {attempt}/{WRITE_ATTEMPTS}), retrying");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                // brain.db is gone from its explicit path: the row waits for a file to be back.
+                Err(BrainError::Missing(_)) => {
+                    drop(slot);
+                    if !self.wait_for_file(&brain, flushes).await {
+                        return;
+                    }
+                    slot = row.clone().lock_owned().await;
                 }
                 Err(e) => {
                     e.report("turn log: not written");
@@ -173,8 +201,73 @@ impl TurnLog {
         }
     }
 
+    /// One write, retried while another process holds the lock past the busy timeout.
+    async fn attempt(&self, brain: &Arc<Brain>, id: Option<String>, content: &str, ts: &str) -> crate::brain::Result<String> {
+        let mut attempt = 1;
+        loop {
+            let (c, t, id) = (content.to_string(), ts.to_string(), id.clone());
+            let r = brain
+                .write(move |b| match id {
+                    Some(id) => b.update_content(&id, &c, &t).map(|_| id),
+                    None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
+                })
+                .await;
+            match r {
+                Err(e) if e.is_busy() && attempt < WRITE_ATTEMPTS => {
+                    crate::diag!("turn log: brain.db busy (attempt {attempt}/{WRITE_ATTEMPTS}), retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    attempt += 1;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// Parks a row until a file is at brain.db's path again (looked for every [`WAIT_POLL`]). A
+    /// parked row is not in flight: [`TurnLog::flush`] doesn't wait for it, and each flush (pi's
+    /// shutdown) has it say on stderr that it is waiting. Returns false when it was dropped
+    /// because too many rows wait already.
+    async fn wait_for_file(&self, brain: &Brain, mut flushes: u64) -> bool {
+        let path = brain.path().display().to_string();
+        let say = || crate::diag!("turn log: a conversation row waits: brain.db is missing at {path}; it is written when the file is back");
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            crate::diag!("turn log: not written: brain.db is missing at {path} and {MAX_WAITING} rows wait already");
+            return false;
+        }
+        // Said before this row stops counting as in flight, so a flush running now reports it.
+        if self.flushes.load(Ordering::SeqCst) != flushes {
+            flushes = self.flushes.load(Ordering::SeqCst);
+            say();
+        }
+        self.done_one();
+        loop {
+            let flushed = self.flushed.notified();
+            tokio::pin!(flushed);
+            flushed.as_mut().enable();
+            let now = self.flushes.load(Ordering::SeqCst);
+            if now != flushes {
+                flushes = now;
+                say();
+            }
+            if brain.path().exists() {
+                break;
+            }
+            tokio::select! {
+                _ = flushed => {}
+                _ = tokio::time::sleep(WAIT_POLL) => {}
+            }
+        }
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
     /// Resolves when every write submitted so far has finished (pi's shutdown waits on this).
+    /// Rows waiting for a missing brain.db are not waited for: they say so on stderr.
     pub async fn flush(&self) {
+        self.flushes.fetch_add(1, Ordering::SeqCst);
+        self.flushed.notify_waiters();
         loop {
             let notified = self.idle.notified();
             tokio::pin!(notified);
@@ -186,14 +279,19 @@ impl TurnLog {
         }
     }
 
+    /// Rows waiting for brain.db to be back.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::SeqCst)
     }
 }
 
 enum Job {
-    Insert(tokio::sync::OwnedMutexGuard<Option<String>>),
-    Rewrite(Arc<tokio::sync::Mutex<Option<String>>>),
+    Insert(tokio::sync::OwnedMutexGuard<Row>),
+    Rewrite(Arc<tokio::sync::Mutex<Row>>),
 }
 
 #[cfg(test)]

@@ -124,3 +124,42 @@ async fn a_missing_database_is_reported_not_raised() {
     assert!(!dir.path().join("absent.db").exists());
 }
 
+#[tokio::test]
+async fn a_row_waits_for_a_missing_file_and_lands_when_it_is_back() {
+    let (d, b) = brain();
+    let aside = d.path().join("aside.db");
+    std::fs::rename(b.path(), &aside).unwrap();
+    let log = Arc::new(TurnLog::default());
+    tokio::spawn(log.submit(b.clone(), &turn(1, "are you there?", "yes")).unwrap());
+    // The shutdown flush doesn't hang on it: the row waits, not in flight.
+    tokio::time::timeout(Duration::from_secs(5), log.flush()).await.expect("flush returns");
+    assert_eq!((log.in_flight(), log.waiting()), (0, 1));
+    assert_eq!(log.rows_written.load(Ordering::Relaxed), 0);
+    std::fs::rename(&aside, b.path()).unwrap();
+    let t0 = std::time::Instant::now();
+    while log.rows_written.load(Ordering::Relaxed) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(5), "the waiting row was not written");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    log.flush().await;
+    assert_eq!(log.waiting(), 0);
+    assert_eq!(rows(&b).into_iter().map(|r| r.0).collect::<Vec<_>>(), vec!["user: are you there? | assistant: yes"]);
+}
+
+#[tokio::test]
+async fn a_later_answer_to_a_waiting_turn_wins() {
+    let (d, b) = brain();
+    let aside = d.path().join("aside.db");
+    std::fs::rename(b.path(), &aside).unwrap();
+    let log = Arc::new(TurnLog::default());
+    tokio::spawn(log.submit(b.clone(), &turn(1, "hi", "first answer")).unwrap());
+    tokio::spawn(log.submit(b.clone(), &turn(1, "hi", "final answer")).unwrap());
+    log.flush().await;
+    std::fs::rename(&aside, b.path()).unwrap();
+    let t0 = std::time::Instant::now();
+    while log.waiting() > 0 || log.in_flight() > 0 {
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(rows(&b).into_iter().map(|r| r.0).collect::<Vec<_>>(), vec!["user: hi | assistant: final answer"]);
+}
