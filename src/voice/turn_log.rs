@@ -10,7 +10,7 @@ use crate::text::{strip, take};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -114,9 +114,8 @@ pub struct TurnLog {
     idle: tokio::sync::Notify,
     /// Rows waiting for brain.db to be back at an explicit path (not counted in `in_flight`).
     waiting: AtomicUsize,
-    /// Bumped by every [`TurnLog::flush`]; waiting rows report themselves on stderr when it moves.
-    flushes: AtomicU64,
-    flushed: tokio::sync::Notify,
+    /// Where the waiting rows want to be written (for the report at flush).
+    waiting_for: Mutex<Option<std::path::PathBuf>>,
     pub rows_written: AtomicUsize,
     pub rows_rewritten: AtomicUsize,
 }
@@ -176,7 +175,6 @@ impl TurnLog {
             if slot.written >= version {
                 return;
             }
-            let flushes = self.flushes.load(Ordering::SeqCst);
             match self.attempt(&brain, slot.id.clone(), &content, &ts).await {
                 Ok(id) => {
                     let counter = if slot.id.is_some() { &self.rows_rewritten } else { &self.rows_written };
@@ -188,7 +186,7 @@ impl TurnLog {
                 // brain.db is gone from its explicit path: the row waits for a file to be back.
                 Err(BrainError::Missing(_)) => {
                     drop(slot);
-                    if !self.wait_for_file(&brain, flushes).await {
+                    if !self.wait_for_file(&brain).await {
                         return;
                     }
                     slot = row.clone().lock_owned().await;
@@ -224,39 +222,18 @@ impl TurnLog {
     }
 
     /// Parks a row until a file is at brain.db's path again (looked for every [`WAIT_POLL`]). A
-    /// parked row is not in flight: [`TurnLog::flush`] doesn't wait for it, and each flush (pi's
-    /// shutdown) has it say on stderr that it is waiting. Returns false when it was dropped
-    /// because too many rows wait already.
-    async fn wait_for_file(&self, brain: &Brain, mut flushes: u64) -> bool {
-        let path = brain.path().display().to_string();
-        let say = || crate::diag!("turn log: a conversation row waits: brain.db is missing at {path}; it is written when the file is back");
+    /// parked row is not in flight: [`TurnLog::flush`] doesn't wait for it but reports it. Returns
+    /// false when it was dropped because too many rows wait already.
+    async fn wait_for_file(&self, brain: &Brain) -> bool {
         if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
-            crate::diag!("turn log: not written: brain.db is missing at {path} and {MAX_WAITING} rows wait already");
+            crate::diag!("turn log: not written: brain.db is missing at {} and {MAX_WAITING} rows wait already", brain.path().display());
             return false;
         }
-        // Said before this row stops counting as in flight, so a flush running now reports it.
-        if self.flushes.load(Ordering::SeqCst) != flushes {
-            flushes = self.flushes.load(Ordering::SeqCst);
-            say();
-        }
+        *self.waiting_for.lock().unwrap_or_else(|p| p.into_inner()) = Some(brain.path().to_path_buf());
         self.done_one();
-        loop {
-            let flushed = self.flushed.notified();
-            tokio::pin!(flushed);
-            flushed.as_mut().enable();
-            let now = self.flushes.load(Ordering::SeqCst);
-            if now != flushes {
-                flushes = now;
-                say();
-            }
-            if brain.path().exists() {
-                break;
-            }
-            tokio::select! {
-                _ = flushed => {}
-                _ = tokio::time::sleep(WAIT_POLL) => {}
-            }
+        while !brain.path().exists() {
+            tokio::time::sleep(WAIT_POLL).await;
         }
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.waiting.fetch_sub(1, Ordering::SeqCst);
@@ -264,18 +241,23 @@ impl TurnLog {
     }
 
     /// Resolves when every write submitted so far has finished (pi's shutdown waits on this).
-    /// Rows waiting for a missing brain.db are not waited for: they say so on stderr.
+    /// Rows waiting for a missing brain.db are not waited for: one stderr line says how many.
     pub async fn flush(&self) {
-        self.flushes.fetch_add(1, Ordering::SeqCst);
-        self.flushed.notify_waiters();
         loop {
             let notified = self.idle.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             if self.in_flight.load(Ordering::SeqCst) == 0 {
-                return;
+                break;
             }
             notified.await;
+        }
+        // A row is counted as waiting before it stops counting as in flight, so every row that
+        // met the missing file before this flush finished is counted here.
+        let n = self.waiting();
+        if n > 0 {
+            let path = self.waiting_for.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+            crate::diag!("turn log: {n} conversation row(s) wait: brain.db is missing at {}; they are written when the file is back", path.display());
         }
     }
 
