@@ -8,38 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makeBrain, readRows, tempDir } from './helpers/brain.mjs';
 import { runNode } from './helpers/run-node.mjs';
-import { json, startService } from './helpers/services.mjs';
+import { bigBody, json, redirect, startService } from './helpers/services.mjs';
 
 const CANT_SEE = "(I can't see anything fresh right now)";
 const HELD = '(saved — a grown-up will check that)';
 const MB = 1 << 20;
-
-/** A 302/307 to `target` (another origin): whatever follows it lands there. */
-const redirect = (status, target) => (req, res) => { res.writeHead(status, { location: target }); res.end(); };
-
-/**
- * Streams a 200 JSON body of `prefix` + `bytes` × 'x' + `suffix`, in 64 KiB chunks with backpressure
- * (never held whole in the test process). `length`: send Content-Length (else chunked).
- */
-function bigBody(prefix, bytes, suffix, { length }) {
-  const chunk = Buffer.alloc(64 * 1024, 'x');
-  return (req, res) => {
-    const total = Buffer.byteLength(prefix) + bytes + Buffer.byteLength(suffix);
-    res.writeHead(200, { 'content-type': 'application/json', ...(length ? { 'content-length': total } : {}) });
-    res.on('error', () => {});
-    res.write(prefix);
-    let sent = 0;
-    const pump = () => {
-      while (sent < bytes && !res.destroyed) {
-        const n = Math.min(chunk.length, bytes - sent);
-        sent += n;
-        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void res.once('drain', pump);
-      }
-      if (!res.destroyed) res.end(suffix);
-    };
-    pump();
-  };
-}
 
 // In the child: peak RSS since the last reset (VmHWM) and current RSS, in bytes.
 const MEM = `
