@@ -127,6 +127,11 @@ describe('remember', () => {
     expect(readRows(db).at(-1).content).toBe('🦖'.repeat(300));
   });
 
+  it('strips the capped fact once more: a cap that ends in whitespace loses it', async () => {
+    expect(await ext.text('remember', { fact: 'a'.repeat(299) + ' tail' })).toBe('(remembered)');
+    expect(readRows(db).at(-1).content).toBe('a'.repeat(299));
+  });
+
   it('answers an empty fact', async () => {
     expect(await ext.text('remember', { fact: '   ' })).toBe('(empty fact)');
     expect(await ext.text('remember', {})).toBe('(empty fact)');

@@ -91,6 +91,9 @@ describe('remember_person', () => {
     review((req, res) => json(res, 200, { needs_review: false }));
     expect(await ext.text('remember_person', { name: 'Ada', fact: 'ß'.repeat(301) })).toBe('(remembered about Ada)');
     expect(lastRow().content).toBe('ß'.repeat(300));
+    // The store strips the capped fact once more (a cap that ends in whitespace loses it).
+    expect(await ext.text('remember_person', { name: 'Ada', fact: 'ß'.repeat(299) + '\u3000tail' })).toBe('(remembered about Ada)');
+    expect(lastRow().content).toBe('ß'.repeat(299));
   });
 });
 

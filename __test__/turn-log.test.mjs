@@ -63,6 +63,26 @@ describe('agent_end', () => {
     expect(conversation().at(-1).content).toBe(`user: ${'🎈'.repeat(500)} | assistant: ${'ñ'.repeat(1000)}`);
   });
 
+  it('stores a turn with an empty assistant half as "user: … | assistant:" (stripped by the store)', async () => {
+    await ext.emit('agent_end', { messages: turn('Hello?', [{ type: 'toolCall', id: 'y', name: 'take_photo', arguments: {} }]) });
+    await flush();
+    expect(conversation().at(-1).content).toBe('user: Hello? | assistant:');
+  });
+
+  it('counts only text blocks of assistant messages: a plain-string content says nothing', async () => {
+    await ext.emit('agent_end', { messages: turn('Plain?', 'a plain string answer', [{ type: 'text', text: 'blocks count' }]) });
+    await ext.emit('agent_end', { messages: turn('Only plain?', 'a plain string answer') });
+    await flush();
+    // Two turns written by two background writes: in either order.
+    expect(conversation().slice(-2).map((r) => r.content).sort()).toEqual(['user: Only plain? | assistant:', 'user: Plain? | assistant: blocks count']);
+  });
+
+  it('a cap of the assistant half that ends in whitespace loses it', async () => {
+    await ext.emit('agent_end', { messages: turn('long', [{ type: 'text', text: 'b'.repeat(999) + ' and more' }]) });
+    await flush();
+    expect(conversation().at(-1).content).toBe(`user: long | assistant: ${'b'.repeat(999)}`);
+  });
+
   it('writes nothing for a turn with no text on either side', async () => {
     const n = conversation().length;
     expect(native().logTurn(turn('   ', [{ type: 'toolCall', id: 'x', name: 'take_photo', arguments: {} }]))).toBe(false);

@@ -128,6 +128,16 @@ impl VoiceConfig {
         let admin_token = r.raw("DOTTY_ADMIN_TOKEN").map(Secret);
         let admin_socket = r.text("XIAOZHI_ADMIN_SOCKET").map(PathBuf::from);
         let song_asset_base = trim_slash(r.text("VOICE_PLAY_SONG_ASSET_BASE").unwrap_or_else(|| DEFAULT_SONG_ASSET_BASE.into()));
+        // The admin API is plain http:// over TCP: a token sent to another machine crosses the
+        // network readable by anyone on the path. Said once, at load (never the token itself).
+        if let (Some(_), None, Some(host)) = (&admin_token, &admin_socket, &xiaozhi_host) {
+            if !is_loopback_host(host) {
+                r.warn(format!(
+                    "warning: DOTTY_ADMIN_TOKEN is sent over plain http:// to {}:{xiaozhi_port}; anyone on that network path can read it (use a loopback address or XIAOZHI_ADMIN_SOCKET)",
+                    host.escape_debug()
+                ));
+            }
+        }
         let cfg = VoiceConfig {
             enabled,
             brain_db,
@@ -172,6 +182,12 @@ impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Secret(<redacted>)")
     }
+}
+
+/// True for `localhost`, 127.0.0.0/8 and ::1 (bracketed or not).
+pub fn is_loopback_host(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
 }
 
 fn trim_slash(mut s: String) -> String {
@@ -240,6 +256,26 @@ mod tests {
         assert_eq!(c.behaviour_timeout, Duration::from_millis(3000));
         assert_eq!(c.thinker_timeout, Duration::from_secs(30));
         assert_eq!(c.person_max_facts, 6);
+    }
+
+    #[test]
+    fn admin_token_to_another_host_over_plain_http_warns_once() {
+        let warned = |vars: &[(&str, &str)]| cfg(vars).1.iter().filter(|w| w.contains("DOTTY_ADMIN_TOKEN") && w.contains("plain http")).count();
+        assert_eq!(warned(&[("XIAOZHI_HOST", "192.0.2.10"), ("DOTTY_ADMIN_TOKEN", "t0k")]), 1);
+        assert_eq!(warned(&[("XIAOZHI_HOST", "dotty.lan"), ("DOTTY_ADMIN_TOKEN", "t0k")]), 1);
+        for quiet in [
+            &[("XIAOZHI_HOST", "127.0.0.1"), ("DOTTY_ADMIN_TOKEN", "t")][..],
+            &[("XIAOZHI_HOST", "127.1.2.3"), ("DOTTY_ADMIN_TOKEN", "t")],
+            &[("XIAOZHI_HOST", "LocalHost"), ("DOTTY_ADMIN_TOKEN", "t")],
+            &[("XIAOZHI_HOST", "::1"), ("DOTTY_ADMIN_TOKEN", "t")],
+            &[("XIAOZHI_HOST", "[::1]"), ("DOTTY_ADMIN_TOKEN", "t")],
+            &[("XIAOZHI_HOST", "192.0.2.10"), ("XIAOZHI_ADMIN_SOCKET", "/run/a.sock"), ("DOTTY_ADMIN_TOKEN", "t")],
+            &[("XIAOZHI_HOST", "192.0.2.10")],
+        ] {
+            assert_eq!(warned(quiet), 0, "{quiet:?}");
+        }
+        let (_, w) = cfg(&[("XIAOZHI_HOST", "192.0.2.10"), ("DOTTY_ADMIN_TOKEN", "t0k-secret")]);
+        assert!(w.iter().all(|l| !l.contains("t0k-secret")));
     }
 
     #[test]

@@ -43,6 +43,34 @@ export function json(res, status, value) {
   res.end(body);
 }
 
+/** A handler answering `status` (302, 307...) with a Location on `target`: whatever follows it lands there. */
+export const redirect = (status, target) => (req, res) => { res.writeHead(status, { location: target }); res.end(); };
+
+/**
+ * A handler streaming a 200 JSON body of `prefix` + `bytes` × 'x' + `suffix` in 64 KiB chunks with
+ * backpressure, so the test process never holds it whole. `length`: send Content-Length (else
+ * chunked). A client that hangs up early just ends the stream.
+ */
+export function bigBody(prefix, bytes, suffix, { length }) {
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  return (req, res) => {
+    const total = Buffer.byteLength(prefix) + bytes + Buffer.byteLength(suffix);
+    res.writeHead(200, { 'content-type': 'application/json', ...(length ? { 'content-length': total } : {}) });
+    res.on('error', () => {});
+    res.write(prefix);
+    let sent = 0;
+    const pump = () => {
+      while (sent < bytes && !res.destroyed) {
+        const n = Math.min(chunk.length, bytes - sent);
+        sent += n;
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void res.once('drain', pump);
+      }
+      if (!res.destroyed) res.end(suffix);
+    };
+    pump();
+  };
+}
+
 /** A handler that never answers (the request stays open until the client gives up). */
 export const stall = () => {};
 

@@ -6,6 +6,9 @@
 //!   on the JS thread and never on a tokio worker.
 //! - Other processes write the same file; `busy_timeout` (5 s) makes a write that meets their lock
 //!   wait instead of failing.
+//! - The file at the path can change under us (a restore renames a backup over it, a reset deletes
+//!   it): every operation compares the path's device and inode with those of the file our
+//!   connections are on (one `stat`), and on a difference retires them all and reopens at the path.
 
 pub mod clock;
 
@@ -99,13 +102,15 @@ pub struct Brain {
     create_if_missing: bool,
     // std Mutexes: they are only ever taken on blocking-pool threads, and the reader lock is held
     // just long enough to pop or push a connection.
-    readers: Mutex<Vec<Connection>>,
+    readers: Mutex<Vec<(Connection, u64)>>, // each tagged with its file's generation (see `opened`)
     writer: Mutex<Option<Connection>>,
     // Async gates in front of the blocking pool: at most MAX_READERS reads and one write occupy a
     // blocking thread; the rest wait as cheap futures. Writes have their own gate so that writes
     // queued behind another process's lock never hold up reads.
     read_gate: tokio::sync::Semaphore,
     write_gate: tokio::sync::Semaphore,
+    // Which file the open connections are on. Lock order: writer, then opened, then readers.
+    opened: Mutex<Opened>,
     missing_reported: AtomicBool,
     pub stats: BrainStats,
 }
@@ -121,6 +126,7 @@ impl Brain {
             writer: Mutex::new(None),
             read_gate: tokio::sync::Semaphore::new(MAX_READERS),
             write_gate: tokio::sync::Semaphore::new(1),
+            opened: Mutex::new(Opened::default()),
             missing_reported: AtomicBool::new(false),
             stats: BrainStats::default(),
         }
@@ -182,8 +188,10 @@ impl Brain {
         })
     }
 
-    /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`.
+    /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`. The content is stripped
+    /// once more, as bridge.py's store helper does (a cap that ends in whitespace loses it).
     pub fn insert(&self, m: &NewMemory<'_>, ts: &str) -> Result<String> {
+        let content = crate::text::strip(m.content);
         let id = uuid::Uuid::new_v4().to_string();
         let key = format!("voice_{}_{}_{}", m.category, ts, &id[..8]);
         self.with_writer(|c| {
@@ -192,14 +200,16 @@ impl Brain {
                  session_id, namespace, importance, superseded_by) \
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, NULL, ?6, ?7, NULL)",
             )?
-            .execute(params![id, key, m.content, m.category, ts, m.namespace, m.importance])?;
+            .execute(params![id, key, content, m.category, ts, m.namespace, m.importance])?;
             Ok(())
         })?;
         Ok(id)
     }
 
-    /// Replaces the content of a row this process wrote (the per-turn log's retry of the same turn).
+    /// Replaces the content of a row this process wrote (the per-turn log's retry of the same turn),
+    /// stripped as in [`Brain::insert`].
     pub fn update_content(&self, id: &str, content: &str, ts: &str) -> Result<()> {
+        let content = crate::text::strip(content);
         self.with_writer(|c| {
             c.prepare_cached("UPDATE memories SET content = ?2, updated_at = ?3 WHERE id = ?1")?
                 .execute(params![id, content, ts])?;
@@ -208,7 +218,12 @@ impl Brain {
     }
 
     fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
-        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let generation = self.check_file(None)?;
+        let pooled = {
+            let mut idle = lock(&self.readers);
+            // Connections of an older generation are on a file no longer at the path: closed here.
+            std::iter::from_fn(|| idle.pop()).find(|(_, g)| *g == generation).map(|(c, _)| c)
+        };
         let conn = match pooled {
             Some(c) => c,
             None => {
@@ -219,16 +234,18 @@ impl Brain {
             }
         };
         let out = f(&conn);
-        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-        if idle.len() < MAX_READERS {
-            idle.push(conn);
+        let current = lock(&self.opened).generation;
+        let mut idle = lock(&self.readers);
+        if generation == current && idle.len() < MAX_READERS {
+            idle.push((conn, generation));
         }
         Ok(out?)
     }
 
     fn with_writer<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         // Held for the whole write: this is what makes us a single writer.
-        let mut slot = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = lock(&self.writer);
+        self.check_file(Some(&mut slot))?;
         if slot.is_none() {
             let c = self.open()?;
             // WAL is persistent and production files already use it; if another process holds a
@@ -244,17 +261,70 @@ impl Brain {
         Ok(f(conn)?)
     }
 
-    /// Opens a connection on an existing file (creating it first when that is allowed).
-    fn open(&self) -> Result<Connection> {
-        if !self.path.exists() {
-            if !self.create_if_missing {
-                if !self.missing_reported.swap(true, Ordering::Relaxed) {
-                    crate::diag!("{}", BrainError::Missing(self.path.clone()));
-                }
-                return Err(BrainError::Missing(self.path.clone()));
+    /// Makes sure our connections are on the file that is at the path now, and returns their
+    /// generation. One `stat` when nothing changed (every operation pays it, about a microsecond).
+    ///
+    /// When the file was replaced (a restore renamed another file over it) or removed, every
+    /// connection on the old file is retired before any connection opens the new one, so a write
+    /// never lands in an unlinked file. A missing file is created again at the default path; at an
+    /// explicit path the operation fails with [`BrainError::Missing`] until a file is back.
+    /// `writer` is the writer slot when the caller already holds its lock.
+    fn check_file(&self, writer: Option<&mut Option<Connection>>) -> Result<u64> {
+        let now = FileId::of(&self.path)?;
+        if now.is_some() {
+            if self.missing_reported.load(Ordering::Relaxed) {
+                self.missing_reported.store(false, Ordering::Relaxed);
             }
-            self.create()?;
+            let opened = lock(&self.opened);
+            if opened.id == now {
+                return Ok(opened.generation);
+            }
         }
+        let mut own;
+        let slot = match writer {
+            Some(slot) => slot,
+            None => {
+                own = lock(&self.writer);
+                &mut *own
+            }
+        };
+        let mut opened = lock(&self.opened);
+        if opened.id != now {
+            if let Some(old) = opened.id {
+                let what = if now.is_some() { "was replaced by another file" } else { "was removed" };
+                crate::diag!("brain.db at {} {what} while open (inode {}); closing the old file", self.path.display(), old.ino);
+            }
+            self.switch(slot, &mut opened, now);
+        }
+        if now.is_some() {
+            return Ok(opened.generation);
+        }
+        if !self.create_if_missing {
+            if !self.missing_reported.swap(true, Ordering::Relaxed) {
+                crate::diag!("{}", BrainError::Missing(self.path.clone()));
+            }
+            return Err(BrainError::Missing(self.path.clone()));
+        }
+        // The embedded default: created again as on first start, once the old file is let go.
+        self.create()?;
+        let created = FileId::of(&self.path)?;
+        self.switch(slot, &mut opened, created);
+        created.map(|_| opened.generation).ok_or_else(|| BrainError::Missing(self.path.clone()))
+    }
+
+    /// Retires the writer and the pooled readers (readers in use are dropped when they come back)
+    /// and records `now` as the file of the next connections.
+    fn switch(&self, writer: &mut Option<Connection>, opened: &mut Opened, now: Option<FileId>) {
+        if let Some(c) = writer.take() {
+            retire(c);
+        }
+        lock(&self.readers).clear();
+        opened.id = now;
+        opened.generation += 1;
+    }
+
+    /// Opens a connection on the file at the path (checked by [`Brain::check_file`] just before).
+    fn open(&self) -> Result<Connection> {
         let c = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
@@ -267,10 +337,15 @@ impl Brain {
     /// temporary name and hard-linked into place, so no other process ever sees a half-made file
     /// and two processes racing to create it can't clobber each other.
     fn create(&self) -> Result<()> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        // Facts about children live here: folders we create are 0700, the file 0600 (SQLite gives
+        // its -wal and -shm the database file's mode). Existing folders keep theirs.
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         let tmp = dir.join(format!(".brain.db.creating-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
         let made = (|| -> Result<()> {
+            // An empty file is an empty database: made here with its mode, then filled by SQLite.
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
             let c = Connection::open(&tmp)?;
             c.execute_batch(&format!("BEGIN;\n{SCHEMA_SQL}\nCOMMIT;"))?;
             c.pragma_update(None, "journal_mode", "wal")?;
@@ -292,6 +367,46 @@ impl Brain {
         }
         made
     }
+}
+
+/// Closes a connection on a file that is no longer at the path. Its WAL is checkpointed into the
+/// old file and truncated first: the `-wal` file is found by the path's name, and left as it is,
+/// its frames would be replayed into whatever file sits at the path next. (SQLite itself skips the
+/// checkpoint on close once the file has moved.)
+fn retire(c: Connection) {
+    let _ = c.busy_timeout(Duration::from_millis(1000));
+    let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    drop(c);
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A file's identity: device and inode. A path whose identity changed holds another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of the file at `path`, `None` when there is none (one `stat`).
+    fn of(path: &Path) -> std::io::Result<Option<FileId>> {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(path) {
+            Ok(m) => Ok(Some(FileId { dev: m.dev(), ino: m.ino() })),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The file our open connections are on, and their generation (bumped each time they are retired).
+#[derive(Default)]
+struct Opened {
+    id: Option<FileId>,
+    generation: u64,
 }
 
 #[cfg(test)]

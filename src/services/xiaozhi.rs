@@ -59,11 +59,7 @@ impl Admin {
         }
         self.catalogue_fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let files = match send_json(self.request(reqwest::Method::GET, "/xiaozhi/admin/songs")).await {
-            Ok(v) => v
-                .get("files")
-                .and_then(|f| f.as_array())
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-                .unwrap_or_default(),
+            Ok(v) => plain_files(&v),
             Err(e) => {
                 crate::diag!("play_song: song catalogue unavailable: {e}");
                 Vec::new()
@@ -82,5 +78,48 @@ impl Admin {
             Ok((status, body)) => Err(HttpError::Status { status, body }),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// The string entries of the catalogue's `files` that are plain file names. The rest (a path, a
+/// control character, `.`/`..`: see [`is_plain_file_name`]) is dropped, with one stderr line for
+/// this fetch, so the asset sent to play-asset is always `<ASSET_BASE>/<plain name>`.
+fn plain_files(v: &serde_json::Value) -> Vec<String> {
+    let names = v.get("files").and_then(|f| f.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+    let (kept, dropped): (Vec<&str>, Vec<&str>) = names.into_iter().partition(|n| is_plain_file_name(n));
+    if !dropped.is_empty() {
+        let shown: Vec<String> = dropped.iter().take(3).map(|n| crate::text::take(&n.escape_default().to_string(), 64).to_string()).collect();
+        crate::diag!("play_song: dropped {} catalogue entries that are not plain file names (e.g. {})", dropped.len(), shown.join(", "));
+    }
+    kept.into_iter().map(str::to_string).collect()
+}
+
+/// A name that can only mean a file directly inside the asset folder: not empty, not `.` or `..`,
+/// and without `/`, `\`, NUL or any other control character.
+pub fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_plain_file_names_are_kept() {
+        for bad in ["../../etc/shadow.mp3", "a/b.mp3", "..", ".", "", "back\\slash.mp3", "nul\0.mp3", "bell\u{7}.mp3", "nl\n.mp3", "c1\u{85}.mp3", "del\u{7f}.mp3", "dir/"] {
+            assert!(!is_plain_file_name(bad), "{bad:?}");
+        }
+        for good in ["Rain.mp3", "..hidden.mp3", "a..b.mp3", ".mp3", "Baby Shark (Remix).ogg", "héé.mp3", "…"] {
+            assert!(is_plain_file_name(good), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn the_catalogue_keeps_plain_strings_in_order() {
+        let v = json!({"files": ["../x.mp3", "B.mp3", 7, null, "a/b", "A.mp3"]});
+        assert_eq!(plain_files(&v), vec!["B.mp3", "A.mp3"]);
+        assert!(plain_files(&json!({"files": "A.mp3"})).is_empty());
+        assert!(plain_files(&json!([])).is_empty());
     }
 }

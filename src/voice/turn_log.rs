@@ -5,7 +5,7 @@
 //! spawn. A repeated `agent_end` for the same prompt (pi's auto-retry) never makes a second row: it
 //! rewrites the first one when the answer changed and does nothing when it didn't.
 
-use crate::brain::{clock, Brain, NewMemory};
+use crate::brain::{clock, Brain, BrainError, NewMemory};
 use crate::text::{strip, take};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -32,16 +32,25 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// The row's `content`.
+    /// The row's `content` as composed; the store strips it once more (so an empty assistant half
+    /// is stored as `... | assistant:`).
     pub fn content(&self) -> String {
         format!("user: {} | assistant: {}", take(&self.user, USER_MAX), take(&self.assistant, ASSISTANT_MAX))
     }
 }
 
-/// The text of a message's `content`: the string itself, or its `{type: "text"}` blocks joined.
-fn text_of(content: Option<&Value>) -> String {
+/// The text of a user message's `content`: the string itself, or its `{type: "text"}` blocks joined.
+fn user_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
+        _ => spoken_text(content),
+    }
+}
+
+/// What an assistant message said: only its `{type: "text"}` blocks, joined. A plain-string
+/// `content` (pi never sends one) counts for nothing, as in the contract.
+fn spoken_text(content: Option<&Value>) -> String {
+    match content {
         Some(Value::Array(blocks)) => blocks
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -60,13 +69,13 @@ pub fn extract(messages: &Value) -> Option<Turn> {
     let (user, key, after) = match last_user {
         Some(i) => {
             let m = &msgs[i];
-            let text = text_of(m.get("content"));
+            let text = user_text(m.get("content"));
             let key = m.get("timestamp").filter(|t| !t.is_null()).map(|t| format!("{t}\u{0}{text}"));
             (text, key, &msgs[i + 1..])
         }
         None => (String::new(), None, &msgs[..]),
     };
-    let assistant: String = after.iter().filter(|m| role(m).as_deref() == Some("assistant")).map(|m| text_of(m.get("content"))).collect();
+    let assistant: String = after.iter().filter(|m| role(m).as_deref() == Some("assistant")).map(|m| spoken_text(m.get("content"))).collect();
     let (user, assistant) = (strip(&user).to_string(), strip(&assistant).to_string());
     if user.is_empty() && assistant.is_empty() {
         return None;
@@ -77,10 +86,24 @@ pub fn extract(messages: &Value) -> Option<Turn> {
 struct Logged {
     key: Option<String>,
     content: String,
-    /// The row's id once written. Locked by the first write until it finishes, so a rewrite of the
-    /// same turn waits for it instead of racing it.
-    row: Arc<tokio::sync::Mutex<Option<String>>>,
+    /// Versions of this turn's content submitted so far (1 for the first).
+    version: u64,
+    /// The row. Locked by the first write until it finishes, so a rewrite of the same turn waits
+    /// for it instead of racing it.
+    row: Arc<tokio::sync::Mutex<Row>>,
 }
+
+/// A turn's row: its id once written, and which version of the content it holds.
+#[derive(Default)]
+struct Row {
+    id: Option<String>,
+    written: u64,
+}
+
+/// Rows waiting for a missing brain.db at most; more are reported and dropped (memory stays bounded).
+const MAX_WAITING: usize = 256;
+/// How often a waiting row looks for its file again (one `stat`).
+const WAIT_POLL: Duration = Duration::from_millis(250);
 
 /// The log's memory of recent turns and of writes still in flight.
 #[derive(Default)]
@@ -89,6 +112,10 @@ pub struct TurnLog {
     recent: Mutex<VecDeque<Logged>>,
     in_flight: AtomicUsize,
     idle: tokio::sync::Notify,
+    /// Rows waiting for brain.db to be back at an explicit path (not counted in `in_flight`).
+    waiting: AtomicUsize,
+    /// Where the waiting rows want to be written (for the report at flush).
+    waiting_for: Mutex<Option<std::path::PathBuf>>,
     pub rows_written: AtomicUsize,
     pub rows_rewritten: AtomicUsize,
 }
@@ -106,55 +133,63 @@ impl TurnLog {
             // Without a timestamp only an identical repeat of the latest turn is recognised.
             None => recent.back_mut().filter(|l| l.key.is_none() && l.content == content),
         };
-        let job = match repeat {
+        let (job, version) = match repeat {
             Some(l) if l.content == content => return None,
             Some(l) => {
                 l.content = content.clone();
-                Job::Rewrite(l.row.clone())
+                l.version += 1;
+                (Job::Rewrite(l.row.clone()), l.version)
             }
             None => {
-                let row = Arc::new(tokio::sync::Mutex::new(None));
+                let row = Arc::new(tokio::sync::Mutex::new(Row::default()));
                 let guard = row.clone().try_lock_owned().expect("a new row slot is unlocked");
-                recent.push_back(Logged { key: turn.key, content: content.clone(), row });
+                recent.push_back(Logged { key: turn.key, content: content.clone(), version: 1, row });
                 if recent.len() > RECENT_TURNS {
                     recent.pop_front();
                 }
-                Job::Insert(guard)
+                (Job::Insert(guard), 1)
             }
         };
         drop(recent);
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         let log = self.clone();
         Some(async move {
-            log.write(brain, job, content, ts).await;
-            if log.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
-                log.idle.notify_waiters();
-            }
+            log.write(brain, job, version, content, ts).await;
+            log.done_one();
         })
     }
 
-    async fn write(&self, brain: Arc<Brain>, job: Job, content: String, ts: String) {
-        let mut slot = match job {
-            Job::Insert(guard) => guard,
-            Job::Rewrite(row) => row.lock_owned().await,
+    fn done_one(&self) {
+        if self.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+
+    async fn write(&self, brain: Arc<Brain>, job: Job, version: u64, content: String, ts: String) {
+        let (row, mut slot) = match job {
+            Job::Insert(guard) => (tokio::sync::OwnedMutexGuard::mutex(&guard).clone(), guard),
+            Job::Rewrite(row) => (row.clone(), row.lock_owned().await),
         };
-        for attempt in 1..=WRITE_ATTEMPTS {
-            let (c, t, id) = (content.clone(), ts.clone(), slot.clone());
-            let r = brain.write(move |b| match id {
-                Some(id) => b.update_content(&id, &c, &t).map(|_| id),
-                None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
-            })
-            .await;
-            match r {
+        loop {
+            // A later answer to the same prompt got in while this one waited: it stays.
+            if slot.written >= version {
+                return;
+            }
+            match self.attempt(&brain, slot.id.clone(), &content, &ts).await {
                 Ok(id) => {
-                    let counter = if slot.is_some() { &self.rows_rewritten } else { &self.rows_written };
+                    let counter = if slot.id.is_some() { &self.rows_rewritten } else { &self.rows_written };
                     counter.fetch_add(1, Ordering::Relaxed);
-                    *slot = Some(id);
+                    slot.id = Some(id);
+                    slot.written = version;
                     return;
                 }
-                Err(e) if e.is_busy() && attempt < WRITE_ATTEMPTS => {
-                    crate::diag!("turn log: brain.db busy (attempt {attempt}/{WRITE_ATTEMPTS}), retrying");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                // brain.db is gone from its explicit path: the row waits for a file to be back.
+                Err(BrainError::Missing(_)) => {
+                    drop(slot);
+                    if !self.wait_for_file(&brain).await {
+                        return;
+                    }
+                    slot = row.clone().lock_owned().await;
                 }
                 Err(e) => {
                     e.report("turn log: not written");
@@ -164,17 +199,71 @@ impl TurnLog {
         }
     }
 
+    /// One write, retried while another process holds the lock past the busy timeout.
+    async fn attempt(&self, brain: &Arc<Brain>, id: Option<String>, content: &str, ts: &str) -> crate::brain::Result<String> {
+        let mut attempt = 1;
+        loop {
+            let (c, t, id) = (content.to_string(), ts.to_string(), id.clone());
+            let r = brain
+                .write(move |b| match id {
+                    Some(id) => b.update_content(&id, &c, &t).map(|_| id),
+                    None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
+                })
+                .await;
+            match r {
+                Err(e) if e.is_busy() && attempt < WRITE_ATTEMPTS => {
+                    crate::diag!("turn log: brain.db busy (attempt {attempt}/{WRITE_ATTEMPTS}), retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    attempt += 1;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// Parks a row until a file is at brain.db's path again (looked for every [`WAIT_POLL`]). A
+    /// parked row is not in flight: [`TurnLog::flush`] doesn't wait for it but reports it. Returns
+    /// false when it was dropped because too many rows wait already.
+    async fn wait_for_file(&self, brain: &Brain) -> bool {
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            crate::diag!("turn log: not written: brain.db is missing at {} and {MAX_WAITING} rows wait already", brain.path().display());
+            return false;
+        }
+        *self.waiting_for.lock().unwrap_or_else(|p| p.into_inner()) = Some(brain.path().to_path_buf());
+        self.done_one();
+        while !brain.path().exists() {
+            tokio::time::sleep(WAIT_POLL).await;
+        }
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
     /// Resolves when every write submitted so far has finished (pi's shutdown waits on this).
+    /// Rows waiting for a missing brain.db are not waited for: one stderr line says how many.
     pub async fn flush(&self) {
         loop {
             let notified = self.idle.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             if self.in_flight.load(Ordering::SeqCst) == 0 {
-                return;
+                break;
             }
             notified.await;
         }
+        // A row is counted as waiting before it stops counting as in flight, so every row that
+        // met the missing file before this flush finished is counted here.
+        let n = self.waiting();
+        if n > 0 {
+            let path = self.waiting_for.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+            crate::diag!("turn log: {n} conversation row(s) wait: brain.db is missing at {}; they are written when the file is back", path.display());
+        }
+    }
+
+    /// Rows waiting for brain.db to be back.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
     }
 
     pub fn in_flight(&self) -> usize {
@@ -183,8 +272,8 @@ impl TurnLog {
 }
 
 enum Job {
-    Insert(tokio::sync::OwnedMutexGuard<Option<String>>),
-    Rewrite(Arc<tokio::sync::Mutex<Option<String>>>),
+    Insert(tokio::sync::OwnedMutexGuard<Row>),
+    Rewrite(Arc<tokio::sync::Mutex<Row>>),
 }
 
 #[cfg(test)]
