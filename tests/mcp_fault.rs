@@ -53,6 +53,20 @@ fn timing(what: &str, d: Duration) {
 
 // ---------------------------------------------------------------- stdio
 
+/// A server whose `tools/list` pages on forever: the walk stops at a bound and keeps what came,
+/// instead of holding up to 1000 pages of 4 MiB each (or failing the handshake).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_endless_tools_list_pages_are_bounded() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let c = McpClient::new(stdio_cfg(&["--endless-pages", "--log", log.path().to_str().unwrap()]));
+    let tools = c.connect().await.unwrap();
+    assert!((100..=1024).contains(&tools.len()), "{} tools kept", tools.len());
+    assert_eq!(tools[0].name, "t0_0");
+    let pages = read_log(log.path()).iter().filter(|m| m["method"] == "tools/list").count();
+    assert!((2..=8).contains(&pages), "{pages} pages asked for");
+    c.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_handshake_pages_tools_errors_and_env() {
     let log = tempfile::NamedTempFile::new().unwrap();

@@ -224,7 +224,7 @@ impl McpClient {
     fn latch(&self, e: McpError) {
         let mut st = self.st();
         if st.latched.is_none() {
-            crate::diag!("MemPalace palace tools are off until pi restarts: {e}");
+            crate::diag!("MemPalace is down: palace tools fail and transcripts are not fed until `/mempalace reconnect` or a restart of pi: {e}");
             st.latched = Some(e);
         }
     }
@@ -392,24 +392,27 @@ impl McpClient {
         conn.notify("notifications/initialized", None).await?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
-        for _page in 0..1000 {
+        for _page in 0..MAX_LIST_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
             let page = conn.request("tools/list", params, None, &mut none).await.map_err(|f| f.err)?;
             for t in page.get("tools").and_then(Value::as_array).cloned().unwrap_or_default() {
-                match parse_tool(t) {
-                    Some(t) => tools.push(t),
-                    None => crate::diag!("MemPalace listed a tool without a name; skipped"),
-                }
+                tools.push(parse_tool(t));
             }
             cursor = page.get("nextCursor").and_then(Value::as_str).filter(|c| !c.is_empty()).map(String::from);
             if cursor.is_none() {
                 return Ok(tools);
             }
+            if tools.len() >= MAX_LISTED_TOOLS {
+                break;
+            }
         }
-        Err(McpError::Protocol("tools/list kept returning nextCursor (1000 pages)".into()))
+        // A server that pages on and on must not grow our memory: keep what came (the palace takes
+        // at most 512 tools of it anyway) and say so once.
+        crate::diag!("MemPalace's tools/list goes on past {} tools or {MAX_LIST_PAGES} pages; the rest is not read", tools.len());
+        Ok(tools)
     }
 }
 
@@ -421,17 +424,23 @@ impl Drop for McpClient {
     }
 }
 
+/// Bounds of one `tools/list` walk. Each page is one message (at most
+/// `MEMPALACE_MCP_MAX_MESSAGE_BYTES`), so these cap what a listing can hold in memory; MemPalace
+/// sends one page of 47 tools, and `palace::tools` registers at most 512.
+const MAX_LIST_PAGES: usize = 8;
+const MAX_LISTED_TOOLS: usize = 1024;
+
 /// One entry of a `tools/list` page, taken as it is: an entry without a string name gets the
 /// empty name, so `palace::tools` counts it with the other refused tools (one stderr line per
 /// handshake, not one per entry). A missing `inputSchema` is the empty object schema.
-fn parse_tool(mut t: Value) -> Option<ToolInfo> {
+fn parse_tool(mut t: Value) -> ToolInfo {
     let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let description = t.get("description").and_then(Value::as_str).map(String::from);
     let input_schema = match t.get_mut("inputSchema").map(Value::take) {
         Some(s) if !s.is_null() => s,
         _ => json!({"type": "object", "properties": {}}),
     };
-    Some(ToolInfo { name, description, input_schema })
+    ToolInfo { name, description, input_schema }
 }
 
 fn parse_call_result(mut v: Value) -> Result<CallResult, McpError> {
@@ -457,11 +466,11 @@ mod tests {
         assert_eq!(r, CallResult { content: vec![json!({"type": "text", "text": "hi"})], is_error: true });
         assert_eq!(parse_call_result(json!({})).unwrap(), CallResult { content: vec![], is_error: false });
         assert!(parse_call_result(json!({"content": "x"})).is_err());
-        let t = parse_tool(json!({"name": "a", "inputSchema": {"type": "object", "required": ["x"]}})).unwrap();
+        let t = parse_tool(json!({"name": "a", "inputSchema": {"type": "object", "required": ["x"]}}));
         assert_eq!(t.input_schema, json!({"type": "object", "required": ["x"]}));
         assert_eq!(t.description, None);
-        assert_eq!(parse_tool(json!({"description": "no name"})).unwrap().name, "");
-        assert_eq!(parse_tool(json!({"name": 7})).unwrap().name, "");
+        assert_eq!(parse_tool(json!({"description": "no name"})).name, "");
+        assert_eq!(parse_tool(json!({"name": 7})).name, "");
     }
 
     #[test]
