@@ -83,7 +83,7 @@ impl fmt::Display for McpError {
             McpError::Cancelled => f.write_str("cancelled"),
             McpError::Crashed(d) => write!(f, "MemPalace crashed: {d}"),
             McpError::Down { respawns, last } => {
-                write!(f, "MemPalace is down: gave up after {respawns} respawns (last error: {last}); restart pi to try again")
+                write!(f, "MemPalace is down: gave up after {respawns} respawns (last error: {last}); `/mempalace reconnect` or a restart of pi tries again")
             }
             McpError::Spawn(d) => write!(f, "cannot start MemPalace: {d}"),
             McpError::Unauthorized => f.write_str("unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong"),

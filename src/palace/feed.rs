@@ -16,7 +16,6 @@ use futures_util::FutureExt;
 use serde_json::json;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -84,8 +83,6 @@ struct Inner {
     cfg: PalaceConfig,
     caller: Arc<dyn PalaceCaller>,
     state: Mutex<State>,
-    /// The "palace down, not feeding" line was said (once per process).
-    said_down: AtomicBool,
 }
 
 /// Feeds pi's transcripts into the palace on pi's triggers. Cheap to clone (shared state).
@@ -98,7 +95,7 @@ pub struct Feeder {
 impl Feeder {
     pub fn new(cfg: PalaceConfig, caller: Arc<dyn PalaceCaller>) -> Self {
         Feeder {
-            inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }), said_down: AtomicBool::new(false) }),
+            inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }) }),
         }
     }
 
@@ -125,11 +122,9 @@ impl Feeder {
             return FeedOutcome::Skipped(SkipReason::Disabled);
         }
         // A palace that can't be had would fail the mine anyway: no staging copies (SD-card
-        // wear), no exporter, no rsync, and one line per process instead of one per trigger.
-        if let Some(why) = self.inner.caller.down_reason() {
-            if !self.inner.said_down.swap(true, Ordering::Relaxed) {
-                diag!("mempalace feed: not feeding transcripts while the palace is unavailable ({why}); feeding resumes once it connects");
-            }
+        // wear), no exporter, no rsync, and no line per trigger: the one line that said the
+        // palace is down (the bridge's or the client's) also says transcripts are not fed.
+        if self.inner.caller.down_reason().is_some() {
             return FeedOutcome::Skipped(SkipReason::PalaceDown);
         }
         let mut rx = {
