@@ -10,6 +10,7 @@ pub mod diag;
 pub mod extension;
 pub mod mcp;
 pub mod palace;
+pub(crate) mod process_group;
 pub mod services;
 pub mod text;
 pub mod voice;

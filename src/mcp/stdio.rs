@@ -20,6 +20,7 @@ use super::config::McpConfig;
 use super::error::McpError;
 use super::jsonrpc::{self, IdScan, Incoming, Line};
 use super::transport::{cancelled, died, sleep_opt, Failure};
+use crate::process_group::ProcessGroup;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
@@ -163,7 +164,7 @@ pub(crate) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
     let (wtx, wrx) = mpsc::channel(REQUEST_QUEUE);
     let (rtx, rrx) = mpsc::channel(MAX_UNANSWERED);
     let (exit_tx, exit_rx) = watch::channel(None);
-    let group = Group { pgid: pid as libc::pid_t, armed: pid > 0 };
+    let group = ProcessGroup::of_leader(pid);
     tokio::spawn(write_loop(pid, stdin, wrx, rrx, sh.clone(), exit_rx.clone()));
     tokio::spawn(read_loop(stdout, sh.clone(), rtx, exit_rx.clone(), cfg.max_message_bytes, cfg.kill_grace));
     tokio::spawn(drain_stderr(stderr, sh.clone()));
@@ -543,83 +544,7 @@ async fn drain_stderr(stderr: ChildStderr, sh: Arc<Shared>) {
     sh.stderr_done.send_replace(true);
 }
 
-/// The child's process group. Dropped while still armed (the runtime going away with the child
-/// running), it SIGKILLs the whole group.
-struct Group {
-    pgid: libc::pid_t,
-    armed: bool,
-}
-
-impl Group {
-    fn signal(&self, sig: libc::c_int) {
-        if self.pgid > 0 {
-            // SAFETY: kill(2) on our child's group. The group id stays reserved while any member
-            // (zombies included) exists, and we stop signalling once none does.
-            unsafe { libc::kill(-self.pgid, sig) };
-        }
-    }
-
-    /// A process of the group is still running (zombies don't count: they hold nothing).
-    fn has_live_member(&self) -> bool {
-        // SAFETY: signal 0 only checks existence.
-        if self.pgid <= 0 || unsafe { libc::kill(-self.pgid, 0) } != 0 {
-            return false;
-        }
-        live_group_members(self.pgid) > 0
-    }
-
-    /// SIGTERM (plus SIGCONT, so a stopped process can act on it) to the group, then SIGKILL after
-    /// `grace`; returns once no member runs (bounded).
-    async fn clear(&mut self, grace: Duration) {
-        if self.has_live_member() {
-            self.signal(libc::SIGTERM);
-            self.signal(libc::SIGCONT);
-            if !self.wait_empty(grace).await {
-                self.signal(libc::SIGKILL);
-                self.wait_empty(Duration::from_secs(2)).await;
-            }
-        }
-        self.armed = false;
-    }
-
-    /// Polls (no event tells us about grandchildren) until no member runs or `limit` passes.
-    async fn wait_empty(&self, limit: Duration) -> bool {
-        let t0 = std::time::Instant::now();
-        loop {
-            if !self.has_live_member() {
-                return true;
-            }
-            if t0.elapsed() >= limit {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if self.armed {
-            self.signal(libc::SIGKILL);
-        }
-    }
-}
-
-/// Processes in group `pgid` that are not zombies, from /proc.
-fn live_group_members(pgid: libc::pid_t) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return 1 };
-    dir.filter_map(Result::ok)
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
-        .filter(|e| {
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
-            // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-            let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
-            fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<libc::pid_t>() == Ok(pgid)
-        })
-        .count()
-}
-
-async fn reap(mut child: Child, mut group: Group, kill_rx: oneshot::Receiver<Duration>, exit_tx: watch::Sender<Option<String>>, sh: Arc<Shared>) {
+async fn reap(mut child: Child, mut group: ProcessGroup, kill_rx: oneshot::Receiver<Duration>, exit_tx: watch::Sender<Option<String>>, sh: Arc<Shared>) {
     let (status, grace) = tokio::select! {
         s = child.wait() => (s, Duration::from_secs(2)),
         g = kill_rx => {
@@ -642,7 +567,7 @@ async fn reap(mut child: Child, mut group: Group, kill_rx: oneshot::Receiver<Dur
 }
 
 /// SIGTERM + SIGCONT to the group, then SIGKILL to the group after `grace`; reaps the leader.
-async fn stop(child: &mut Child, group: &Group, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
+async fn stop(child: &mut Child, group: &ProcessGroup, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
     group.signal(libc::SIGTERM);
     group.signal(libc::SIGCONT);
     match tokio::time::timeout(grace, child.wait()).await {

@@ -295,7 +295,7 @@ async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Dur
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
     let mut child = cmd.spawn().map_err(|e| format!("can't start {what}: {e}"))?;
-    let pid = child.id();
+    let mut group = crate::process_group::ProcessGroup::of_leader(child.id().unwrap_or(0));
     let mut out = child.stdout.take().expect("piped stdout");
     let mut err = child.stderr.take().expect("piped stderr");
     let work = async {
@@ -304,16 +304,17 @@ async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Dur
     };
     match tokio::time::timeout(timeout, work).await {
         Ok((stdout, stderr, status)) => {
+            group.clear(Duration::ZERO).await; // helpers it left behind (usually none: a no-op)
             let status = status.map_err(|e| format!("{what}: {e}"))?;
             Ok(Finished { status, stdout, stderr })
         }
         Err(_) => {
-            if let Some(pid) = pid {
-                // SAFETY: plain syscall; the group is the child's own (process_group(0)).
-                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-            }
+            // The whole group, and only once none of it runs any more: a wedged exporter's
+            // helpers must not write on into the staging folder beside the next feed.
+            group.signal(libc::SIGKILL);
             let _ = child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            group.clear(Duration::ZERO).await;
             Err(format!("{what} timed out after {} ms and was killed", timeout.as_millis()))
         }
     }
