@@ -1,4 +1,4 @@
-// The MCP client's half of ../shared/contracts/trust-and-limits.md, through index.js in a pi-like
+// The MCP client's half of docs/trust.md, through index.js in a pi-like
 // process of its own, against REAL hostile peers: the fault fixture flooding pings, sending 16/32 MiB
 // lines, stalling behind a wrapper script, an HTTP origin that redirects elsewhere. Memory is the RSS
 // of the process that runs the extension. Figures go to stderr (FIGURE lines).

@@ -1,4 +1,4 @@
-// Trust boundaries of the voice half (../shared/contracts/trust-and-limits.md): hostile home
+// Trust boundaries of the voice half (docs/trust.md): hostile home
 // services (redirects, 50 MB bodies, hostile song catalogues), brain.db replaced or deleted while
 // pi runs, file modes of what the extension creates, and the admin-token warning. Each case runs
 // in a pi-like process of its own (configuration is read once per process) against real peers:

@@ -193,7 +193,7 @@ if (only.has(4)) {
 if (only.has(5)) {
   const rows = [], notes = [];
   results.fig5 = {};
-  // The REAL MemPalace 3.11.0 (../shared/tools/mempalace/install.sh), on a palace seeded once with a
+  // The REAL MemPalace 3.11.0 (scripts/mempalace/install.sh), on a palace seeded once with a
   // few drawers and a diary entry (cached under bench/data/, copied per process).
   const mempalaceRoot = process.env.MEMPALACE_ROOT || path.join(os.homedir(), '.cache/mempalace-test');
   const haveMempalace = fs.existsSync(path.join(mempalaceRoot, 'venv/bin/mempalace-mcp'));

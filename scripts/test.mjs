@@ -11,7 +11,7 @@ import { ensureBuilt, root } from './native-build.mjs';
 function ensureMempalace() {
   const mpRoot = process.env.MEMPALACE_ROOT || path.join(os.homedir(), '.cache/mempalace-test');
   if (fs.existsSync(path.join(mpRoot, '.installed-3.11.0'))) return;
-  const script = path.resolve(root, '../shared/tools/mempalace/install.sh');
+  const script = path.join(root, 'scripts/mempalace/install.sh');
   process.stderr.write(`installing the real MemPalace 3.11.0 for the bridge's tests (${script})...\n`);
   const r = spawnSync('bash', [script], { stdio: ['ignore', 2, 2] });
   if (r.status !== 0) process.stderr.write('MemPalace install failed: the bridge tests will say what is missing\n');

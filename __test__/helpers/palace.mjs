@@ -1,4 +1,4 @@
-// The REAL MemPalace 3.11.0 server for tests, installed by ../shared/tools/mempalace/install.sh
+// The REAL MemPalace 3.11.0 server for tests, installed by scripts/mempalace/install.sh
 // (CI runs it). Tests fail, not skip, when it is missing.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -6,13 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { root } from './brain.mjs';
 
-export const toolsDir = path.resolve(root, '../shared/tools/mempalace');
-export const referenceTools = JSON.parse(fs.readFileSync(path.resolve(root, '../shared/reference/mempalace-3.11.0-tools.json'), 'utf8'));
+export const toolsDir = path.resolve(root, 'scripts/mempalace');
+export const referenceTools = JSON.parse(fs.readFileSync(path.resolve(root, '__test__/fixtures/mempalace-3.11.0-tools.json'), 'utf8'));
 export const mempalaceRoot = process.env.MEMPALACE_ROOT || path.join(os.homedir(), '.cache/mempalace-test');
 
 export function requireMempalace() {
   if (!fs.existsSync(path.join(mempalaceRoot, 'venv/bin/mempalace-mcp'))) {
-    throw new Error(`MemPalace is not installed under ${mempalaceRoot}: run bash ../shared/tools/mempalace/install.sh`);
+    throw new Error(`MemPalace is not installed under ${mempalaceRoot}: run bash scripts/mempalace/install.sh`);
   }
 }
 

@@ -106,7 +106,7 @@ function mcpServer(server, palace, { copy = true } = {}) {
     process.on('exit', () => fs.rmSync(parent, { recursive: true, force: true }));
   }
   return {
-    command: 'bash', args: [path.resolve(root, '../shared/tools/mempalace/start-stdio.sh')],
+    command: 'bash', args: [path.join(root, 'scripts/mempalace/start-stdio.sh')],
     env: { MEMPALACE_PALACE: path.join(parent, 'palace'), MEMPALACE_ROOT: mempalaceRoot },
     tool: 'mempalace_status', argsOf: () => ({}),
   };

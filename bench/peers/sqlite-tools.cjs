@@ -1,6 +1,6 @@
 // The yardstick for the brain.db tools and the per-turn log: the production TypeScript way.
 // better-sqlite3 (12.x), one connection opened once, synchronous calls on the JS thread, the
-// contract's SQL (../../../shared/contracts/voice-tools.md) and its reply shaping. Not product code:
+// contract's SQL (docs/voice-tools.md) and its reply shaping. Not product code:
 // small and faithful, so that the native side is compared with what it replaces.
 'use strict';
 const path = require('node:path');
