@@ -94,3 +94,42 @@ async fn died(rx: &mut watch::Receiver<Option<String>>) -> String {
         Err(_) => "the connection was dropped".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// Runs `race` over `exchange` and returns how it ended and what the server was told.
+    async fn run<T>(exchange: impl Future<Output = T>, dead: Option<&str>, timeout: Option<Duration>, cancel: &mut Option<oneshot::Receiver<()>>) -> (Raced<T>, Option<&'static str>) {
+        let (tx, mut rx) = watch::channel(dead.map(String::from));
+        let told = Cell::new(None);
+        let r = race(exchange, &mut rx, "tools/call", timeout, cancel, |why| told.set(Some(why))).await;
+        drop(tx);
+        (r, told.get())
+    }
+
+    #[tokio::test]
+    async fn each_way_a_request_can_end() {
+        let pending = std::future::pending::<()>;
+        // A reply that is there wins over a death seen at the same time.
+        let (r, told) = run(async { 7 }, Some("gone"), Some(Duration::ZERO), &mut None).await;
+        assert!(matches!(r, Raced::Finished(7)) && told.is_none());
+        let (r, _) = run(pending(), Some("the server exited"), None, &mut None).await;
+        assert!(matches!(r, Raced::Died(ref why) if why == "the server exited"));
+        let (r, told) = run(pending(), None, Some(Duration::from_millis(1)), &mut None).await;
+        assert!(matches!(r, Raced::GivenUp(Failure { err: McpError::Timeout { ms: 1, .. }, sent: true })));
+        assert_eq!(told, Some("timed out"));
+        let (tx, rx) = oneshot::channel();
+        let mut cancel = Some(rx);
+        let _ = tx.send(());
+        let (r, told) = run(pending(), None, None, &mut cancel).await;
+        assert!(matches!(r, Raced::GivenUp(Failure { err: McpError::Cancelled, sent: true })));
+        assert_eq!((told, cancel.is_none()), (Some("cancelled by the caller"), true));
+        // A cancel sender dropped unsent means "never cancelled": the timeout still ends it.
+        let (tx, rx) = oneshot::channel::<()>();
+        drop(tx);
+        let (r, _) = run(pending(), None, Some(Duration::from_millis(1)), &mut Some(rx)).await;
+        assert!(matches!(r, Raced::GivenUp(Failure { err: McpError::Timeout { .. }, .. })));
+    }
+}
