@@ -351,68 +351,25 @@ async fn read_loop(
     let mut r = BufReader::with_capacity(256 * 1024, stdout);
     let mut buf = Vec::new();
     let mut scan = IdScan::default();
-    let mut reported = 0u32;
-    let mut report = |what: String| {
-        reported += 1;
-        if reported <= 10 {
-            crate::diag!("MemPalace {what}; skipped{}", if reported == 10 { " (further ones are not reported)" } else { "" });
-        }
-    };
+    let mut router = Router { sh: &sh, replies, grace, reported: 0 };
     loop {
         match framing::read_line_capped(&mut r, &mut buf, cap, Some(&mut scan)).await {
             Ok(Line::Ok) => {
                 if buf.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match jsonrpc::parse(&buf) {
-                    Incoming::Response { id, outcome } => {
-                        let outcome = outcome.map_err(|e| McpError::Rpc { code: e.code, message: e.message, data: e.data });
-                        deliver(&sh, id, outcome);
-                    }
-                    Incoming::Orphan(id) => report(format!("sent a reply to no request of ours (id {id})")),
-                    Incoming::Request { id, method } => {
-                        let answer = if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
-                        match replies.try_send(line_of(&jsonrpc::reply(id, answer))) {
-                            Ok(()) | Err(TrySendError::Closed(_)) => {}
-                            Err(TrySendError::Full(_)) => {
-                                let why = format!("MemPalace sent requests faster than it read our replies (more than {MAX_UNANSWERED} unanswered); killed");
-                                // Said once by the latch or the failed call; per kill only when debugging.
-                                if sh.debug {
-                                    crate::diag!("{why}");
-                                }
-                                sh.kill(why, grace);
-                                break;
-                            }
-                        }
-                    }
-                    Incoming::Notification { method } => {
-                        if sh.debug {
-                            crate::diag!("MemPalace notification: {method}");
-                        }
-                    }
-                    Incoming::Invalid(why) => report(format!("wrote a message that is not JSON-RPC ({why})")),
-                    Incoming::NotJson => report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(&buf), 120))),
+                if router.route(&buf).is_err() {
+                    break;
                 }
                 if buf.capacity() > 1024 * 1024 {
                     buf = Vec::new(); // an idle connection does not keep a 4 MiB buffer
                 }
             }
-            Ok(Line::TooLong(n)) => {
-                let size = super::config::human_bytes(cap);
-                match scan.id.as_ref().and_then(Value::as_u64).filter(|_| !scan.has_method) {
-                    Some(id) => {
-                        if sh.debug {
-                            crate::diag!("MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails");
-                        }
-                        deliver(&sh, id, Err(McpError::TooLarge { cap }));
-                    }
-                    None => report(format!("wrote a {n}-byte line, over the {size} cap, that answers no request of ours")),
-                }
-            }
+            Ok(Line::TooLong(n)) => router.too_long(n, &scan, cap),
             Ok(Line::Eof) | Err(_) => break,
         }
     }
-    drop(replies);
+    drop(router); // closes our side of the reply queue
     // stdout closed: usually the child is exiting. Wait briefly for its status: a better message.
     let status = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|s| s.is_some())).await;
     let reason = match status {
@@ -420,6 +377,76 @@ async fn read_loop(
         _ => "the server closed its stdout".to_string(),
     };
     sh.die(reason);
+}
+
+/// Where each message from the server goes: replies to their callers, its requests answered
+/// through the bounded reply queue, garbage reported (the first 10 times).
+struct Router<'a> {
+    sh: &'a Shared,
+    replies: mpsc::Sender<Vec<u8>>,
+    grace: Duration,
+    reported: u32,
+}
+
+/// The server floods us with requests and was killed: stop reading.
+struct Flooded;
+
+impl Router<'_> {
+    fn route(&mut self, line: &[u8]) -> Result<(), Flooded> {
+        let sh = self.sh;
+        match jsonrpc::parse(line) {
+            Incoming::Response { id, outcome } => {
+                let outcome = outcome.map_err(|e| McpError::Rpc { code: e.code, message: e.message, data: e.data });
+                deliver(sh, id, outcome);
+            }
+            Incoming::Orphan(id) => self.report(format!("sent a reply to no request of ours (id {id})")),
+            Incoming::Request { id, method } => {
+                let answer = if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
+                match self.replies.try_send(line_of(&jsonrpc::reply(id, answer))) {
+                    Ok(()) | Err(TrySendError::Closed(_)) => {}
+                    Err(TrySendError::Full(_)) => {
+                        let why = format!("MemPalace sent requests faster than it read our replies (more than {MAX_UNANSWERED} unanswered); killed");
+                        // Said once by the latch or the failed call; per kill only when debugging.
+                        if sh.debug {
+                            crate::diag!("{why}");
+                        }
+                        sh.kill(why, self.grace);
+                        return Err(Flooded);
+                    }
+                }
+            }
+            Incoming::Notification { method } => {
+                if sh.debug {
+                    crate::diag!("MemPalace notification: {method}");
+                }
+            }
+            Incoming::Invalid(why) => self.report(format!("wrote a message that is not JSON-RPC ({why})")),
+            Incoming::NotJson => self.report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(line), 120))),
+        }
+        Ok(())
+    }
+
+    /// A line of `n` bytes over the cap, already discarded: the request it answers (when `scan`
+    /// found one) fails now instead of at its timeout.
+    fn too_long(&mut self, n: usize, scan: &IdScan, cap: usize) {
+        let size = super::config::human_bytes(cap);
+        match scan.id.as_ref().and_then(Value::as_u64).filter(|_| !scan.has_method) {
+            Some(id) => {
+                if self.sh.debug {
+                    crate::diag!("MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails");
+                }
+                deliver(self.sh, id, Err(McpError::TooLarge { cap }));
+            }
+            None => self.report(format!("wrote a {n}-byte line, over the {size} cap, that answers no request of ours")),
+        }
+    }
+
+    fn report(&mut self, what: String) {
+        self.reported += 1;
+        if self.reported <= 10 {
+            crate::diag!("MemPalace {what}; skipped{}", if self.reported == 10 { " (further ones are not reported)" } else { "" });
+        }
+    }
 }
 
 /// Hands a reply to the request waiting for `id`.
