@@ -11,8 +11,8 @@
 //! line from a runaway server without holding it, bounding the replies a flooding server is owed,
 //! keeping the bearer token out of every message. With rmcp that logic would sit on top of two
 //! different transport stacks whose error types and cancellation behave differently; here one
-//! [`transport::Conn`] interface has two ~300-line implementations that fail the same way and are
-//! tested by the same fault-injecting server. It also saves ~70 s on every warm release build
+//! [`transport::Conn`] interface has two implementations that share one request race, fail the
+//! same way and are tested by the same fault-injecting server. It also saves ~70 s on every warm release build
 //! (measured in `../shared/reference/toolchain.md`) and a large dependency tree.
 //!
 //! Layout, each module using only the ones below it (like mini-redis's frame → connection →
