@@ -11,27 +11,14 @@
 
 use super::config::McpConfig;
 use super::error::McpError;
-use super::http;
-use super::stdio;
-use super::transport::{cancelled, Conn, Failure};
-use super::KNOWN_PROTOCOL_VERSIONS;
+use super::handshake::handshake;
+pub use super::handshake::ToolInfo;
+use super::race::{cancelled, Failure};
+use super::transport::Conn;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
-
-/// One MCP tool as `tools/list` describes it, and as the tool cache keeps it (same JSON names).
-/// What pi may register of it is decided by `palace::tools`, for the live list and the cache alike.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ToolInfo {
-    /// As listed: possibly empty or hostile until `palace::tools` has checked it.
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The tool's JSON Schema, unchanged.
-    #[serde(rename = "inputSchema")]
-    pub input_schema: Value,
-}
 
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
@@ -265,43 +252,12 @@ impl McpClient {
     /// Runs with `connecting` held: start (or respawn) until a handshake succeeds, the budget is
     /// used up, or a fatal error.
     async fn establish(&self) -> Result<Arc<Conn>, McpError> {
-        let max = self.cfg.max_respawns;
         let mut attempts = 0u32;
         let mut last: Option<McpError> = None;
         loop {
-            let (old, backoff) = {
-                let mut st = self.st();
-                if self.is_closed() {
-                    return Err(McpError::Closed);
-                }
-                if let Some(e) = &st.latched {
-                    return Err(e.clone());
-                }
-                if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
-                    return Ok(c.clone()); // another caller connected while we waited
-                }
-                let old = st.conn.take();
-                st.ready = false;
-                let mut backoff = None;
-                if st.attempted {
-                    let last_text = last.as_ref().map_or_else(|| "the server stopped".to_string(), ToString::to_string);
-                    if st.respawns_used >= max {
-                        let e = McpError::Down { respawns: st.respawns_used, last: last_text };
-                        drop(st);
-                        self.latch(e.clone());
-                        return Err(e);
-                    }
-                    if attempts > max {
-                        // The budget keeps being reset by a server that answers and then dies:
-                        // stop this call here, the next one tries again.
-                        return Err(last.unwrap_or(McpError::Crashed(last_text)));
-                    }
-                    backoff = Some(self.cfg.backoff(st.respawns_used));
-                    st.respawns_used += 1;
-                    self.respawns.fetch_add(1, Ordering::Relaxed);
-                }
-                st.attempted = true;
-                (old, backoff)
+            let (old, backoff) = match self.next_attempt(attempts, last.as_ref())? {
+                Next::Connected(c) => return Ok(c),
+                Next::Attempt { old, backoff } => (old, backoff),
             };
             // The palace is single-writer: the old child must be gone before the next one opens it.
             if let Some(old) = old {
@@ -311,109 +267,125 @@ impl McpClient {
                 tokio::time::sleep(b).await;
             }
             attempts += 1;
-            self.spawns.fetch_add(1, Ordering::Relaxed);
-            let conn = match self.open() {
-                Ok(c) => Arc::new(c),
+            match self.attempt().await {
+                Ok(conn) => return Ok(conn),
                 Err(e) if e.is_fatal() => {
                     self.latch(e.clone());
                     return Err(e);
                 }
-                Err(e) => {
-                    // Each attempt is said only when debugging: a palace that can't be had at all
-                    // costs pi one stderr line (the latch, or the bridge's fail-soft line).
-                    if self.cfg.debug {
-                        crate::diag!("MemPalace did not start: {e}");
-                    }
-                    last = Some(e);
-                    continue;
+                Err(e) => last = Some(e),
+            }
+        }
+    }
+
+    /// Decides whether another attempt may run (`attempts` made by this call, `last` the last one's
+    /// error) and takes the old connection out of the state. Counts a respawn against the budget;
+    /// latches the client down when the budget is used up.
+    fn next_attempt(&self, attempts: u32, last: Option<&McpError>) -> Result<Next, McpError> {
+        let max = self.cfg.max_respawns;
+        let mut st = self.st();
+        if self.is_closed() {
+            return Err(McpError::Closed);
+        }
+        if let Some(e) = &st.latched {
+            return Err(e.clone());
+        }
+        if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
+            return Ok(Next::Connected(c.clone())); // another caller connected while we waited
+        }
+        let old = st.conn.take();
+        st.ready = false;
+        let mut backoff = None;
+        if st.attempted {
+            let last_text = last.map_or_else(|| "the server stopped".to_string(), ToString::to_string);
+            if st.respawns_used >= max {
+                let e = McpError::Down { respawns: st.respawns_used, last: last_text };
+                drop(st);
+                self.latch(e.clone());
+                return Err(e);
+            }
+            if attempts > max {
+                // The budget keeps being reset by a server that answers and then dies:
+                // stop this call here, the next one tries again.
+                return Err(last.cloned().unwrap_or(McpError::Crashed(last_text)));
+            }
+            backoff = Some(self.cfg.backoff(st.respawns_used));
+            st.respawns_used += 1;
+            self.respawns.fetch_add(1, Ordering::Relaxed);
+        }
+        st.attempted = true;
+        Ok(Next::Attempt { old, backoff })
+    }
+
+    /// One attempt: starts the child or opens the session, then the handshake (bounded by the init
+    /// timeout). A connection whose handshake fails is killed. Each failure is said only when
+    /// debugging: a palace that can't be had at all costs pi one stderr line (the latch, or the
+    /// bridge's fail-soft line).
+    async fn attempt(&self) -> Result<Arc<Conn>, McpError> {
+        self.spawns.fetch_add(1, Ordering::Relaxed);
+        let conn = match Conn::open(&self.cfg, &self.http) {
+            Ok(c) => {
+                self.warn_plain_http();
+                Arc::new(c)
+            }
+            Err(e) => {
+                if self.cfg.debug && !e.is_fatal() {
+                    crate::diag!("MemPalace did not start: {e}");
                 }
-            };
-            {
+                return Err(e);
+            }
+        };
+        {
+            // In the state before the handshake: shutdown() finds it and stops it.
+            let mut st = self.st();
+            st.conn = Some(conn.clone());
+            st.ready = false;
+        }
+        let outcome = match self.cfg.init_timeout {
+            Some(d) => tokio::time::timeout(d, handshake(&conn)).await.unwrap_or_else(|_| {
+                self.timeouts.fetch_add(1, Ordering::Relaxed);
+                Err(McpError::Timeout { ms: d.as_millis() as u64, method: "initialize + tools/list".into() })
+            }),
+            None => handshake(&conn).await,
+        };
+        match outcome {
+            Ok(tools) => {
                 let mut st = self.st();
-                st.conn = Some(conn.clone());
-                st.ready = false;
+                st.tools = tools;
+                st.ready = true;
+                st.respawns_used = 0;
+                Ok(conn)
             }
-            let outcome = match self.cfg.init_timeout {
-                Some(d) => tokio::time::timeout(d, self.handshake(&conn)).await.unwrap_or_else(|_| {
-                    self.timeouts.fetch_add(1, Ordering::Relaxed);
-                    Err(McpError::Timeout { ms: d.as_millis() as u64, method: "initialize + tools/list".into() })
-                }),
-                None => self.handshake(&conn).await,
-            };
-            match outcome {
-                Ok(tools) => {
-                    let mut st = self.st();
-                    st.tools = tools;
-                    st.ready = true;
-                    st.respawns_used = 0;
-                    return Ok(conn);
+            Err(e) => {
+                conn.kill(&format!("handshake failed: {e}"), self.cfg.kill_grace);
+                if self.cfg.debug && !e.is_fatal() {
+                    crate::diag!("MemPalace handshake failed: {e}");
                 }
-                Err(e) => {
-                    conn.kill(&format!("handshake failed: {e}"), self.cfg.kill_grace);
-                    if e.is_fatal() {
-                        self.latch(e.clone());
-                        return Err(e);
-                    }
-                    if self.cfg.debug {
-                        crate::diag!("MemPalace handshake failed: {e}");
-                    }
-                    last = Some(e);
-                }
+                Err(e)
             }
         }
     }
 
-    fn open(&self) -> Result<Conn, McpError> {
-        if self.cfg.remote_url.is_none() {
-            return stdio::spawn(&self.cfg).map(Conn::Stdio);
+    /// Once per client: a token about to go over plain http:// to a host that is not loopback.
+    fn warn_plain_http(&self) {
+        let Some(raw) = self.cfg.remote_url.as_deref().filter(|_| self.cfg.remote_token.is_some()) else { return };
+        let Ok(url) = reqwest::Url::parse(raw) else { return };
+        let host = url.host_str().unwrap_or_default();
+        if url.scheme() == "http" && !crate::config::is_loopback_host(host) && !self.warned_plain_http.swap(true, Ordering::Relaxed) {
+            crate::diag!(
+                "warning: MEMPALACE_REMOTE_TOKEN is sent over plain http:// to {}; anyone on that network path can read it (use https or a loopback/docker0 address you trust)",
+                url.host_str().unwrap_or("?")
+            );
         }
-        let client = self.http.get_or_init(http::client).clone();
-        let conn = http::open(&self.cfg, client)?;
-        if let (Some(_), Ok(url)) = (&self.cfg.remote_token, reqwest::Url::parse(self.cfg.remote_url.as_deref().unwrap_or_default())) {
-            if url.scheme() == "http" && !http::is_loopback(&url) && !self.warned_plain_http.swap(true, Ordering::Relaxed) {
-                crate::diag!(
-                    "warning: MEMPALACE_REMOTE_TOKEN is sent over plain http:// to {}; anyone on that network path can read it (use https or a loopback/docker0 address you trust)",
-                    url.host_str().unwrap_or("?")
-                );
-            }
-        }
-        Ok(Conn::Http(conn))
     }
+}
 
-    /// `initialize`, `notifications/initialized`, then `tools/list` following `nextCursor`.
-    async fn handshake(&self, conn: &Conn) -> Result<Vec<ToolInfo>, McpError> {
-        let mut none = None;
-        let init = conn.request("initialize", http::initialize_params(), None, &mut none).await.map_err(|f| f.err)?;
-        let version = init.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
-        if !KNOWN_PROTOCOL_VERSIONS.contains(&version) {
-            crate::diag!("MemPalace answered protocolVersion {version:?}, which this client does not know; continuing");
-        }
-        conn.set_protocol(if version.is_empty() { super::PROTOCOL_VERSION } else { version });
-        conn.notify("notifications/initialized", None).await?;
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _page in 0..MAX_LIST_PAGES {
-            let params = match &cursor {
-                Some(c) => json!({"cursor": c}),
-                None => json!({}),
-            };
-            let page = conn.request("tools/list", params, None, &mut none).await.map_err(|f| f.err)?;
-            for t in page.get("tools").and_then(Value::as_array).cloned().unwrap_or_default() {
-                tools.push(parse_tool(t));
-            }
-            cursor = page.get("nextCursor").and_then(Value::as_str).filter(|c| !c.is_empty()).map(String::from);
-            if cursor.is_none() {
-                return Ok(tools);
-            }
-            if tools.len() >= MAX_LISTED_TOOLS {
-                break;
-            }
-        }
-        // A server that pages on and on must not grow our memory: keep what came (the palace takes
-        // at most 512 tools of it anyway) and say so once.
-        crate::diag!("MemPalace's tools/list goes on past {} tools or {MAX_LIST_PAGES} pages; the rest is not read", tools.len());
-        Ok(tools)
-    }
+/// What [`McpClient::next_attempt`] decided.
+enum Next {
+    /// Another caller connected meanwhile: use its connection.
+    Connected(Arc<Conn>),
+    /// Stop `old` (if any), wait `backoff` (a respawn), then attempt.
+    Attempt { old: Option<Arc<Conn>>, backoff: Option<std::time::Duration> },
 }
 
 impl Drop for McpClient {
@@ -422,25 +394,6 @@ impl Drop for McpClient {
         // SIGTERM, and `kill_on_drop` covers a runtime that is gone).
         self.closed.send_replace(true);
     }
-}
-
-/// Bounds of one `tools/list` walk. Each page is one message (at most
-/// `MEMPALACE_MCP_MAX_MESSAGE_BYTES`), so these cap what a listing can hold in memory; MemPalace
-/// sends one page of 47 tools, and `palace::tools` registers at most 512.
-const MAX_LIST_PAGES: usize = 8;
-const MAX_LISTED_TOOLS: usize = 1024;
-
-/// One entry of a `tools/list` page, taken as it is: an entry without a string name gets the
-/// empty name, so `palace::tools` counts it with the other refused tools (one stderr line per
-/// handshake, not one per entry). A missing `inputSchema` is the empty object schema.
-fn parse_tool(mut t: Value) -> ToolInfo {
-    let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-    let description = t.get("description").and_then(Value::as_str).map(String::from);
-    let input_schema = match t.get_mut("inputSchema").map(Value::take) {
-        Some(s) if !s.is_null() => s,
-        _ => json!({"type": "object", "properties": {}}),
-    };
-    ToolInfo { name, description, input_schema }
 }
 
 fn parse_call_result(mut v: Value) -> Result<CallResult, McpError> {
@@ -461,16 +414,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn call_results_and_tools_parse() {
+    fn call_results_parse() {
         let r = parse_call_result(json!({"content": [{"type": "text", "text": "hi"}], "isError": true})).unwrap();
         assert_eq!(r, CallResult { content: vec![json!({"type": "text", "text": "hi"})], is_error: true });
         assert_eq!(parse_call_result(json!({})).unwrap(), CallResult { content: vec![], is_error: false });
         assert!(parse_call_result(json!({"content": "x"})).is_err());
-        let t = parse_tool(json!({"name": "a", "inputSchema": {"type": "object", "required": ["x"]}}));
-        assert_eq!(t.input_schema, json!({"type": "object", "required": ["x"]}));
-        assert_eq!(t.description, None);
-        assert_eq!(parse_tool(json!({"description": "no name"})).name, "");
-        assert_eq!(parse_tool(json!({"name": 7})).name, "");
     }
 
     #[test]

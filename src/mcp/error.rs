@@ -1,5 +1,5 @@
-//! [`McpError`]: one error type for both transports, with a Display a person can act on and a
-//! stable [`McpError::code`] for the JS boundary. No variant ever holds the bearer token.
+//! [`McpError`]: one error type for both transports, with a Display a person can act on. No
+//! variant ever holds the bearer token.
 
 use std::fmt;
 
@@ -40,26 +40,6 @@ pub enum McpError {
 }
 
 impl McpError {
-    /// A stable code for the JS error (`err.code`).
-    pub fn code(&self) -> &'static str {
-        match self {
-            McpError::Rpc { .. } => "MCP_RPC",
-            McpError::Timeout { .. } => "MCP_TIMEOUT",
-            McpError::Cancelled => "MCP_CANCELLED",
-            McpError::Crashed(_) => "MCP_CRASHED",
-            McpError::Down { .. } => "MCP_DOWN",
-            McpError::Spawn(_) => "MCP_SPAWN",
-            McpError::Unauthorized => "MCP_UNAUTHORIZED",
-            McpError::Forbidden => "MCP_FORBIDDEN",
-            McpError::Http { .. } => "MCP_HTTP",
-            McpError::TooLarge { .. } => "MCP_TOO_LARGE",
-            McpError::Redirect { .. } => "MCP_REDIRECT",
-            McpError::Protocol(_) => "MCP_PROTOCOL",
-            McpError::Config(_) => "MCP_CONFIG",
-            McpError::Closed => "MCP_CLOSED",
-        }
-    }
-
     /// The same error with its free text passed through `f` (to scrub secrets).
     pub(crate) fn map_text(self, f: impl Fn(String) -> String) -> McpError {
         match self {

@@ -11,9 +11,9 @@
 
 use super::config::McpConfig;
 use super::error::McpError;
-use super::jsonrpc::{self, Incoming, SseParser};
-use super::transport::{cancelled, died, sleep_opt, Failure};
-use super::PROTOCOL_VERSION;
+use super::framing::SseParser;
+use super::jsonrpc::{self, Incoming};
+use super::race::{race, Failure, Raced};
 use crate::config::Secret;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
@@ -45,13 +45,6 @@ struct Inner {
     next_id: AtomicU64,
     dead: watch::Sender<Option<String>>,
     debug: bool,
-}
-
-/// True for `localhost`, 127.0.0.0/8 and ::1.
-pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
 }
 
 /// The HTTP client of the MCP transport: no proxy, and no redirect ever followed.
@@ -149,19 +142,10 @@ impl HttpConn {
         }
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         let msg = jsonrpc::request(id, method, params);
-        tokio::select! {
-            biased;
-            r = inner.exchange(&msg, id) => r,
-            r = died(&mut dead) => Err(Failure::sent(McpError::Crashed(r))),
-            _ = sleep_opt(timeout) => {
-                self.spawn_cancel(id, "timed out");
-                let ms = timeout.map_or(0, |d| d.as_millis() as u64);
-                Err(Failure::sent(McpError::Timeout { ms, method: method.to_string() }))
-            }
-            _ = cancelled(cancel) => {
-                self.spawn_cancel(id, "cancelled by the caller");
-                Err(Failure::sent(McpError::Cancelled))
-            }
+        match race(inner.exchange(&msg, id), &mut dead, method, timeout, cancel, |why| self.spawn_cancel(id, why)).await {
+            Raced::Finished(r) => r,
+            Raced::Died(r) => Err(Failure::sent(McpError::Crashed(r))),
+            Raced::GivenUp(f) => Err(f),
         }
     }
 
@@ -247,7 +231,7 @@ impl Inner {
                 }
                 *self.session.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 let init_id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                let init = jsonrpc::request(init_id, "initialize", initialize_params());
+                let init = jsonrpc::request(init_id, "initialize", jsonrpc::initialize_params());
                 self.round_trip(&init, Some(init_id)).await?;
                 self.round_trip(&jsonrpc::notification("notifications/initialized", None), None).await?;
                 self.round_trip(msg, Some(id)).await.map(Option::unwrap_or_default)
@@ -371,15 +355,6 @@ impl Inner {
     }
 }
 
-/// The `initialize` params this client sends (also when a session is re-initialized).
-pub(crate) fn initialize_params() -> Value {
-    serde_json::json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "dotty-pi-ext", "version": env!("CARGO_PKG_VERSION")},
-    })
-}
-
 /// A body, at most `cap` bytes: a longer one is [`McpError::TooLarge`] (nothing more is read).
 async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, McpError> {
     let mut out = Vec::new();
@@ -404,25 +379,9 @@ async fn read_prefix(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
     out
 }
 
-/// `%XX` escapes decoded (a URL's user and password are stored encoded).
+/// `%XX` escapes decoded (a URL's user and password are stored encoded); a stray `%` stays.
 fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]

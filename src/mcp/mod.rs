@@ -11,29 +11,41 @@
 //! line from a runaway server without holding it, bounding the replies a flooding server is owed,
 //! keeping the bearer token out of every message. With rmcp that logic would sit on top of two
 //! different transport stacks whose error types and cancellation behave differently; here one
-//! [`transport::Conn`] interface has two ~300-line implementations that fail the same way and are
-//! tested by the same fault-injecting server. It also saves ~70 s on every warm release build
+//! [`transport::Conn`] interface has two implementations that share one request race, fail the
+//! same way and are tested by the same fault-injecting server. It also saves ~70 s on every warm release build
 //! (measured in `../shared/reference/toolchain.md`) and a large dependency tree.
 //!
-//! Layout: [`config`] (environment → [`McpConfig`]), [`error`] ([`McpError`]), [`jsonrpc`]
-//! (message shapes, line and SSE framing), [`stdio`] and [`http`] (the transports), [`client`]
-//! (the supervisor and the public API).
+//! Layout, each module using only the ones below it (like mini-redis's frame → connection →
+//! client):
+//!
+//! ```text
+//! client      the supervisor and the public API (McpClient): attempts, backoff, the latch
+//!   handshake   initialize + tools/list on a fresh connection
+//!   transport   Conn: one interface over the two transports
+//!     stdio       a child's messages: requests routed by id, the reader and writer tasks
+//!       child       the child process: spawn, reap, group kill, "did it read it"
+//!     http        MCP Streamable HTTP: POST, sessions, SSE, no redirects, scrubbed texts
+//!       race        the one request race (reply / died / timeout / cancel) and Failure
+//!       framing     capped lines with a streaming id scan, SSE events
+//!       jsonrpc     message shapes, initialize params, parse
+//!       error       McpError;  config  environment → McpConfig
+//! ```
 //!
 //! Nothing here writes to stdout: diagnostics go to stderr through [`crate::diag!`].
 
+mod child;
 pub mod client;
 pub mod config;
 pub mod error;
+mod framing;
+mod handshake;
 mod http;
 pub mod jsonrpc;
+mod race;
 mod stdio;
 mod transport;
 
 pub use client::{CallResult, McpClient, McpStats, ToolInfo};
 pub use config::McpConfig;
 pub use error::McpError;
-
-/// The MCP protocol version this client asks for in `initialize`.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
-/// Versions a server may answer with that this client understands.
-pub const KNOWN_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub use jsonrpc::{KNOWN_PROTOCOL_VERSIONS, PROTOCOL_VERSION};

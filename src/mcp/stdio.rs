@@ -1,10 +1,10 @@
-//! The stdio transport: a child process, one JSON-RPC message per line each way.
+//! The stdio transport's message side: one JSON-RPC message per line each way, requests routed
+//! to their callers by id. The child process itself (spawn, reap, group kill, the kernel facts
+//! behind "did it read it") is `child`'s.
 //!
 //! Four tasks per child: a writer (owns stdin, so a cancelled request can never leave half a line
 //! in the pipe), a reader (routes replies by id, skips garbage, drops over-long lines as they
-//! stream), a stderr drainer (Node closes fd 2 for its children, so stderr must be piped, never
-//! inherited) and a reaper (owns the `Child`: the only place that reaps it, and that signals its
-//! process group, so a signal never hits a reused pid).
+//! stream), a stderr drainer and a reaper (`child`).
 //!
 //! Bounds (`../shared/contracts/trust-and-limits.md`): one line at most `max_message_bytes`; our
 //! requests and our replies to the server's requests go through bounded queues, and a server
@@ -16,32 +16,29 @@
 //! line started at; when the child dies, the bytes still unread in the stdin pipe (FIONREAD) tell
 //! how far the server read. A line it never started reading is retried on a new server.
 
+use super::child::{self, StderrTail};
 use super::config::McpConfig;
 use super::error::McpError;
-use super::jsonrpc::{self, IdScan, Incoming, Line};
-use super::transport::{cancelled, died, sleep_opt, Failure};
-use crate::process_group::ProcessGroup;
+use super::framing::{self, IdScan, Line};
+use super::jsonrpc::{self, Incoming};
+use super::race::{race, Failure, Raced};
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
-use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::io::BufReader;
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// Requests the server sent us whose replies are not yet written: more means it sends faster than
 /// it reads (a ping flood from a server that never reads stdin grew memory without bound).
-pub(crate) const MAX_UNANSWERED: usize = 64;
+const MAX_UNANSWERED: usize = 64;
 /// Our own messages queued for stdin. A full queue makes a request wait (within its timeout).
 const REQUEST_QUEUE: usize = 64;
 /// How long a failed request waits to learn whether its line reached the server.
 const VERDICT_WAIT: Duration = Duration::from_secs(2);
-/// The env of the child never holds these (`../shared/contracts/trust-and-limits.md`).
-pub(crate) const SECRET_ENV: &[&str] = &["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
-
 type Reply = Result<Value, McpError>;
 
 /// One line for stdin. `ack` gets the byte offset the line starts at, once the writer begins to
@@ -71,19 +68,17 @@ struct Shared {
     verdict: watch::Sender<Option<Verdict>>,
     /// Tells the reaper to stop the child's group with this grace.
     kill_tx: Mutex<Option<oneshot::Sender<Duration>>>,
-    /// The last few stderr lines, quoted in crash messages ("mempalace not installed ...").
-    stderr_tail: Mutex<VecDeque<String>>,
-    /// The child's stderr reached EOF.
-    stderr_done: watch::Sender<bool>,
+    /// The last few stderr lines, quoted in crash messages.
+    stderr: Arc<StderrTail>,
     /// We stopped the child (stall, flood, respawn, shutdown): its pending requests fail as sent,
     /// as the bridge contract says, even the ones still unread in the pipe.
-    stopped_by_us: std::sync::atomic::AtomicBool,
+    stopped_by_us: AtomicBool,
     debug: bool,
 }
 
 impl Shared {
     fn die(&self, reason: String) {
-        let reason = match self.tail() {
+        let reason = match self.stderr.text() {
             Some(t) => format!("{reason}; its last stderr: {t}"),
             None => reason,
         };
@@ -113,10 +108,6 @@ impl Shared {
         self.dead.borrow().clone().unwrap_or_else(|| "the connection closed".into())
     }
 
-    fn tail(&self) -> Option<String> {
-        let t = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        (!t.is_empty()).then(|| t.iter().cloned().collect::<Vec<_>>().join(" | "))
-    }
 }
 
 pub(crate) struct StdioConn {
@@ -130,45 +121,32 @@ pub(crate) struct StdioConn {
     exited: watch::Receiver<Option<String>>,
 }
 
-/// Starts the child in a process group of its own. It inherits our environment minus
-/// [`SECRET_ENV`].
+/// Starts the child (`child::spawn`) and the four tasks that serve it.
 pub(crate) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
-    let mut cmd = Command::new(&cfg.bin);
-    cmd.args(&cfg.args).envs(cfg.child_env.iter().map(|(k, v)| (k, v)));
-    for k in SECRET_ENV {
-        cmd.env_remove(k);
-    }
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group: a wrapper script's children are killed with it (kill(-pgid)).
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| McpError::Spawn(format!("`{}`: {e}", cfg.bin)))?;
-    let pid = child.id().unwrap_or(0);
-    let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-        (Some(i), Some(o), Some(e)) => (i, o, e),
-        _ => return Err(McpError::Spawn("the child's pipes are missing".into())),
-    };
+    let child::Spawned { child, pid, group, stdin, stdout, stderr } = child::spawn(cfg)?;
     let (kill_tx, kill_rx) = oneshot::channel();
     let sh = Arc::new(Shared {
         pending: Mutex::new(HashMap::new()),
         dead: watch::channel(None).0,
         verdict: watch::channel(None).0,
         kill_tx: Mutex::new(Some(kill_tx)),
-        stderr_tail: Mutex::new(VecDeque::new()),
-        stderr_done: watch::channel(false).0,
-        stopped_by_us: std::sync::atomic::AtomicBool::new(false),
+        stderr: Arc::new(StderrTail::new()),
+        stopped_by_us: AtomicBool::new(false),
         debug: cfg.debug,
     });
     let (wtx, wrx) = mpsc::channel(REQUEST_QUEUE);
     let (rtx, rrx) = mpsc::channel(MAX_UNANSWERED);
     let (exit_tx, exit_rx) = watch::channel(None);
-    let group = ProcessGroup::of_leader(pid);
     tokio::spawn(write_loop(pid, stdin, wrx, rrx, sh.clone(), exit_rx.clone()));
     tokio::spawn(read_loop(stdout, sh.clone(), rtx, exit_rx.clone(), cfg.max_message_bytes, cfg.kill_grace));
-    tokio::spawn(drain_stderr(stderr, sh.clone()));
-    tokio::spawn(reap(child, group, kill_rx, exit_tx, sh.clone()));
+    let (tail, debug) = (sh.stderr.clone(), cfg.debug);
+    tokio::spawn(async move { tail.drain(stderr, debug).await });
+    let reaper = sh.clone();
+    tokio::spawn(async move {
+        let text = child::reap(child, group, kill_rx, &reaper.stderr).await;
+        let _ = exit_tx.send(Some(text.clone()));
+        reaper.die(format!("the server exited ({text})"));
+    });
     Ok(StdioConn { pid, sh, next_id: AtomicU64::new(1), writer: Mutex::new(Some(wtx)), exited: exit_rx })
 }
 
@@ -183,7 +161,7 @@ impl StdioConn {
         if self.sh.dead.borrow().is_some() {
             return true;
         }
-        if is_gone(self.pid) {
+        if child::is_gone(self.pid) {
             // Not a kill of ours: the reaper reaps it and says how it ended.
             self.sh.die("the server exited".into());
             return true;
@@ -227,23 +205,13 @@ impl StdioConn {
             tx.send(Out { line: line_of(&jsonrpc::request(id, method, params)), ack: Some(ack_tx) }).await.map_err(|_| ())?;
             reply_rx.await.map_err(|_| ())
         };
-        tokio::select! {
-            biased;
-            r = exchange => match r {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => Err(Failure::sent(e)),
-                Err(()) => Err(self.failure(&mut ack_rx, self.sh.reason()).await),
-            },
-            r = died(&mut dead) => Err(self.failure(&mut ack_rx, r).await),
-            _ = sleep_opt(timeout) => {
-                self.try_send(&jsonrpc::cancelled(id, "timed out"));
-                let ms = timeout.map_or(0, |d| d.as_millis() as u64);
-                Err(Failure::sent(McpError::Timeout { ms, method: method.to_string() }))
-            }
-            _ = cancelled(cancel) => {
-                self.try_send(&jsonrpc::cancelled(id, "cancelled by the caller"));
-                Err(Failure::sent(McpError::Cancelled))
-            }
+        let give_up = |why| self.try_send(&jsonrpc::cancelled(id, why));
+        match race(exchange, &mut dead, method, timeout, cancel, give_up).await {
+            Raced::Finished(Ok(Ok(v))) => Ok(v),
+            Raced::Finished(Ok(Err(e))) => Err(Failure::sent(e)),
+            Raced::Finished(Err(())) => Err(self.failure(&mut ack_rx, self.sh.reason()).await),
+            Raced::Died(r) => Err(self.failure(&mut ack_rx, r).await),
+            Raced::GivenUp(f) => Err(f),
         }
     }
 
@@ -302,39 +270,6 @@ fn line_of(msg: &Value) -> Vec<u8> {
     line
 }
 
-/// True when child `pid` is dead or about to be: exited (peeked with `WNOWAIT`, so it stays for
-/// the reaper), or with a SIGKILL pending. A SIGKILLed process blocked in `read` can still take
-/// a line from the pipe before it dies, so a line must not be written to it at all.
-fn is_gone(pid: u32) -> bool {
-    has_exited(pid) || sigkill_pending(pid)
-}
-
-/// A SIGKILL is pending for `pid` (the kernel queues it until the process next runs).
-fn sigkill_pending(pid: u32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
-    const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
-    status.lines().filter_map(|l| l.strip_prefix("SigPnd:").or_else(|| l.strip_prefix("ShdPnd:"))).any(|m| u64::from_str_radix(m.trim(), 16).is_ok_and(|m| m & SIGKILL_BIT != 0))
-}
-
-/// True when child `pid` has exited: peeked with `WNOWAIT`, so it stays for the reaper to reap.
-/// `ECHILD` means the reaper already did.
-fn has_exited(pid: u32) -> bool {
-    if pid == 0 {
-        return false;
-    }
-    // SAFETY: waitid with WNOHANG|WNOWAIT on our own child only reads its state; `info` is zeroed
-    // and fully owned here.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
-        if r == 0 {
-            info.si_pid() != 0
-        } else {
-            std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
-        }
-    }
-}
-
 struct PendingGuard<'a> {
     sh: &'a Shared,
     id: u64,
@@ -379,52 +314,30 @@ async fn write_loop(
         let Some(out) = out else {
             // Dead because the child exited (noticed first by a reader or a peek): once its group
             // is gone, what is unread stays unread. Else we stopped it: close stdin now.
-            if !sh.stopped_by_us.load(Ordering::SeqCst) && is_gone(pid) && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_))) {
+            if !sh.stopped_by_us.load(Ordering::SeqCst) && child::is_gone(pid) && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_))) {
                 break WriterEnd::NoReader;
             }
             break WriterEnd::Stopped;
         };
         if let Some(ack) = out.ack {
             // The last moment to notice a dying child: a request not written is retried.
-            if sigkill_pending(pid) {
+            if child::sigkill_pending(pid) {
                 continue; // the ack is dropped: never sent
             }
             let _ = ack.send(written);
         }
-        if let Err(e) = write_counted(&mut stdin, &out.line, &mut written).await {
+        if let Err(e) = child::write_counted(&mut stdin, &out.line, &mut written).await {
             sh.die(format!("writing to its stdin failed ({e})"));
             break WriterEnd::NoReader;
         }
     };
     let verdict = match end {
         _ if sh.stopped_by_us.load(Ordering::SeqCst) => Verdict::Unknown,
-        WriterEnd::NoReader => unread_bytes(&stdin).map_or(Verdict::Unknown, |n| Verdict::Consumed(written.saturating_sub(n))),
+        WriterEnd::NoReader => child::unread_bytes(&stdin).map_or(Verdict::Unknown, |n| Verdict::Consumed(written.saturating_sub(n))),
         WriterEnd::Stopped => Verdict::Unknown,
     };
     sh.verdict.send_replace(Some(verdict));
     drop(stdin); // EOF for the child
-}
-
-/// `write_all` that counts every byte the pipe took, also when a later write fails.
-async fn write_counted(stdin: &mut ChildStdin, mut buf: &[u8], written: &mut u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        let n = stdin.write(buf).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        *written += n as u64;
-        buf = &buf[n..];
-    }
-    stdin.flush().await
-}
-
-/// Bytes written to the pipe and not yet read by anyone (FIONREAD works on either end).
-fn unread_bytes(stdin: &ChildStdin) -> Option<u64> {
-    use std::os::fd::AsRawFd;
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one c_int through a valid pointer; the fd is owned by `stdin`.
-    let r = unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut n) };
-    (r == 0 && n >= 0).then_some(n as u64)
 }
 
 async fn read_loop(
@@ -438,68 +351,25 @@ async fn read_loop(
     let mut r = BufReader::with_capacity(256 * 1024, stdout);
     let mut buf = Vec::new();
     let mut scan = IdScan::default();
-    let mut reported = 0u32;
-    let mut report = |what: String| {
-        reported += 1;
-        if reported <= 10 {
-            crate::diag!("MemPalace {what}; skipped{}", if reported == 10 { " (further ones are not reported)" } else { "" });
-        }
-    };
+    let mut router = Router { sh: &sh, replies, grace, reported: 0 };
     loop {
-        match jsonrpc::read_line_capped(&mut r, &mut buf, cap, Some(&mut scan)).await {
+        match framing::read_line_capped(&mut r, &mut buf, cap, Some(&mut scan)).await {
             Ok(Line::Ok) => {
                 if buf.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match jsonrpc::parse(&buf) {
-                    Incoming::Response { id, outcome } => {
-                        let outcome = outcome.map_err(|e| McpError::Rpc { code: e.code, message: e.message, data: e.data });
-                        deliver(&sh, id, outcome);
-                    }
-                    Incoming::Orphan(id) => report(format!("sent a reply to no request of ours (id {id})")),
-                    Incoming::Request { id, method } => {
-                        let answer = if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
-                        match replies.try_send(line_of(&jsonrpc::reply(id, answer))) {
-                            Ok(()) | Err(TrySendError::Closed(_)) => {}
-                            Err(TrySendError::Full(_)) => {
-                                let why = format!("MemPalace sent requests faster than it read our replies (more than {MAX_UNANSWERED} unanswered); killed");
-                                // Said once by the latch or the failed call; per kill only when debugging.
-                                if sh.debug {
-                                    crate::diag!("{why}");
-                                }
-                                sh.kill(why, grace);
-                                break;
-                            }
-                        }
-                    }
-                    Incoming::Notification { method } => {
-                        if sh.debug {
-                            crate::diag!("MemPalace notification: {method}");
-                        }
-                    }
-                    Incoming::Invalid(why) => report(format!("wrote a message that is not JSON-RPC ({why})")),
-                    Incoming::NotJson => report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(&buf), 120))),
+                if router.route(&buf).is_err() {
+                    break;
                 }
                 if buf.capacity() > 1024 * 1024 {
                     buf = Vec::new(); // an idle connection does not keep a 4 MiB buffer
                 }
             }
-            Ok(Line::TooLong(n)) => {
-                let size = super::config::human_bytes(cap);
-                match scan.id.as_ref().and_then(Value::as_u64).filter(|_| !scan.has_method) {
-                    Some(id) => {
-                        if sh.debug {
-                            crate::diag!("MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails");
-                        }
-                        deliver(&sh, id, Err(McpError::TooLarge { cap }));
-                    }
-                    None => report(format!("wrote a {n}-byte line, over the {size} cap, that answers no request of ours")),
-                }
-            }
+            Ok(Line::TooLong(n)) => router.too_long(n, &scan, cap),
             Ok(Line::Eof) | Err(_) => break,
         }
     }
-    drop(replies);
+    drop(router); // closes our side of the reply queue
     // stdout closed: usually the child is exiting. Wait briefly for its status: a better message.
     let status = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|s| s.is_some())).await;
     let reason = match status {
@@ -509,6 +379,76 @@ async fn read_loop(
     sh.die(reason);
 }
 
+/// Where each message from the server goes: replies to their callers, its requests answered
+/// through the bounded reply queue, garbage reported (the first 10 times).
+struct Router<'a> {
+    sh: &'a Shared,
+    replies: mpsc::Sender<Vec<u8>>,
+    grace: Duration,
+    reported: u32,
+}
+
+/// The server floods us with requests and was killed: stop reading.
+struct Flooded;
+
+impl Router<'_> {
+    fn route(&mut self, line: &[u8]) -> Result<(), Flooded> {
+        let sh = self.sh;
+        match jsonrpc::parse(line) {
+            Incoming::Response { id, outcome } => {
+                let outcome = outcome.map_err(|e| McpError::Rpc { code: e.code, message: e.message, data: e.data });
+                deliver(sh, id, outcome);
+            }
+            Incoming::Orphan(id) => self.report(format!("sent a reply to no request of ours (id {id})")),
+            Incoming::Request { id, method } => {
+                let answer = if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
+                match self.replies.try_send(line_of(&jsonrpc::reply(id, answer))) {
+                    Ok(()) | Err(TrySendError::Closed(_)) => {}
+                    Err(TrySendError::Full(_)) => {
+                        let why = format!("MemPalace sent requests faster than it read our replies (more than {MAX_UNANSWERED} unanswered); killed");
+                        // Said once by the latch or the failed call; per kill only when debugging.
+                        if sh.debug {
+                            crate::diag!("{why}");
+                        }
+                        sh.kill(why, self.grace);
+                        return Err(Flooded);
+                    }
+                }
+            }
+            Incoming::Notification { method } => {
+                if sh.debug {
+                    crate::diag!("MemPalace notification: {method}");
+                }
+            }
+            Incoming::Invalid(why) => self.report(format!("wrote a message that is not JSON-RPC ({why})")),
+            Incoming::NotJson => self.report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(line), 120))),
+        }
+        Ok(())
+    }
+
+    /// A line of `n` bytes over the cap, already discarded: the request it answers (when `scan`
+    /// found one) fails now instead of at its timeout.
+    fn too_long(&mut self, n: usize, scan: &IdScan, cap: usize) {
+        let size = super::config::human_bytes(cap);
+        match scan.id.as_ref().and_then(Value::as_u64).filter(|_| !scan.has_method) {
+            Some(id) => {
+                if self.sh.debug {
+                    crate::diag!("MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails");
+                }
+                deliver(self.sh, id, Err(McpError::TooLarge { cap }));
+            }
+            None => self.report(format!("wrote a {n}-byte line, over the {size} cap, that answers no request of ours")),
+        }
+    }
+
+    fn report(&mut self, what: String) {
+        self.reported += 1;
+        if self.reported <= 10 {
+            crate::diag!("MemPalace {what}; skipped{}", if self.reported == 10 { " (further ones are not reported)" } else { "" });
+        }
+    }
+}
+
 /// Hands a reply to the request waiting for `id`.
 fn deliver(sh: &Shared, id: u64, outcome: Reply) {
     let tx = sh.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
@@ -516,66 +456,5 @@ fn deliver(sh: &Shared, id: u64, outcome: Reply) {
         let _ = tx.send(outcome);
     } else if sh.debug {
         crate::diag!("MemPalace answered request {id}, which is no longer waiting");
-    }
-}
-
-async fn drain_stderr(stderr: ChildStderr, sh: Arc<Shared>) {
-    let mut r = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        match jsonrpc::read_line_capped(&mut r, &mut buf, 64 * 1024, None).await {
-            Ok(Line::Ok) => {
-                let line = String::from_utf8_lossy(&buf);
-                if sh.debug {
-                    crate::diag!("mempalace: {line}");
-                }
-                if !line.trim().is_empty() {
-                    let mut t = sh.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-                    if t.len() == 3 {
-                        t.pop_front();
-                    }
-                    t.push_back(crate::text::take(line.trim(), 300).to_string());
-                }
-            }
-            Ok(Line::TooLong(_)) => {}
-            Ok(Line::Eof) | Err(_) => break,
-        }
-    }
-    sh.stderr_done.send_replace(true);
-}
-
-async fn reap(mut child: Child, mut group: ProcessGroup, kill_rx: oneshot::Receiver<Duration>, exit_tx: watch::Sender<Option<String>>, sh: Arc<Shared>) {
-    let (status, grace) = tokio::select! {
-        s = child.wait() => (s, Duration::from_secs(2)),
-        g = kill_rx => {
-            let grace = g.unwrap_or(Duration::from_secs(2));
-            (stop(&mut child, &group, grace).await, grace)
-        }
-    };
-    // However the leader ended, nothing of its group outlives it: a wrapper's children too.
-    group.clear(grace).await;
-    let text = match status {
-        Ok(s) => s.to_string(),
-        Err(e) => format!("wait failed: {e}"),
-    };
-    // Its last stderr lines explain the exit ("mempalace not installed ..."): let the drainer
-    // reach EOF (the group is gone, so it comes at once) before the reason is fixed.
-    let mut drained = sh.stderr_done.subscribe();
-    let _ = tokio::time::timeout(Duration::from_millis(300), drained.wait_for(|d| *d)).await;
-    let _ = exit_tx.send(Some(text.clone()));
-    sh.die(format!("the server exited ({text})"));
-}
-
-/// SIGTERM + SIGCONT to the group, then SIGKILL to the group after `grace`; reaps the leader.
-async fn stop(child: &mut Child, group: &ProcessGroup, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
-    group.signal(libc::SIGTERM);
-    group.signal(libc::SIGCONT);
-    match tokio::time::timeout(grace, child.wait()).await {
-        Ok(s) => s,
-        Err(_) => {
-            group.signal(libc::SIGKILL);
-            let _ = child.start_kill();
-            child.wait().await
-        }
     }
 }

@@ -1,29 +1,16 @@
 //! The one interface both transports implement, as an enum (no boxed futures, no async traits).
+//! Above the transports, below the supervisor: `client` → `transport` → {`stdio`, `http`} →
+//! {`race`, `jsonrpc`, ...}.
 
+use super::config::McpConfig;
 use super::error::McpError;
-use super::http::HttpConn;
-use super::stdio::StdioConn;
+use super::http::{self, HttpConn};
+use super::race::Failure;
+use super::stdio::{self, StdioConn};
+use std::sync::OnceLock;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::oneshot;
-
-/// A failed request, and whether it may have reached the server. A request that surely did not
-/// (the child was already gone, the TCP connection was refused) can be retried on a new server
-/// without risking a double write; one that may have (the server died while working on it) is not.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub err: McpError,
-    pub sent: bool,
-}
-
-impl Failure {
-    pub fn sent(err: McpError) -> Self {
-        Failure { err, sent: true }
-    }
-    pub fn not_sent(err: McpError) -> Self {
-        Failure { err, sent: false }
-    }
-}
 
 /// One live connection: a stdio child or an HTTP session.
 pub(crate) enum Conn {
@@ -32,6 +19,15 @@ pub(crate) enum Conn {
 }
 
 impl Conn {
+    /// A new connection for `cfg`: a child of its own (no `remote_url`), or an HTTP session that
+    /// uses the client in `http` (made once, on the first remote open).
+    pub fn open(cfg: &McpConfig, http: &OnceLock<reqwest::Client>) -> Result<Conn, McpError> {
+        match cfg.remote_url {
+            None => stdio::spawn(cfg).map(Conn::Stdio),
+            Some(_) => http::open(cfg, http.get_or_init(http::client).clone()).map(Conn::Http),
+        }
+    }
+
     /// Sends a request and waits for its reply, at most `timeout`, until `cancel` fires, or until
     /// the connection dies. On timeout or cancel, `notifications/cancelled` is sent for it.
     pub async fn request(
@@ -93,34 +89,5 @@ impl Conn {
             Conn::Stdio(c) => Some(c.pid()),
             Conn::Http(_) => None,
         }
-    }
-}
-
-/// Resolves when the caller cancels (the sender sent `()`); never when there is no receiver or
-/// the sender was dropped without sending (that means "no cancellation will come").
-pub(crate) async fn cancelled(rx: &mut Option<oneshot::Receiver<()>>) {
-    if let Some(r) = rx.as_mut() {
-        if r.await.is_ok() {
-            *rx = None;
-            return;
-        }
-        *rx = None;
-    }
-    std::future::pending::<()>().await
-}
-
-/// Sleeps for `d`, or forever when there is no timeout.
-pub(crate) async fn sleep_opt(d: Option<Duration>) {
-    match d {
-        Some(d) => tokio::time::sleep(d).await,
-        None => std::future::pending::<()>().await,
-    }
-}
-
-/// Waits until a dead-reason watch holds a reason, and returns it.
-pub(crate) async fn died(rx: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
-    match rx.wait_for(|d| d.is_some()).await {
-        Ok(r) => r.clone().unwrap_or_default(),
-        Err(_) => "the connection was dropped".into(),
     }
 }
