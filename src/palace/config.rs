@@ -66,7 +66,7 @@ impl PalaceConfig {
         };
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = text("MEMPALACE_PI_SSH_TARGET");
-        let ssh_refused = ssh_target.as_deref().and_then(super::export::refused_ssh_target);
+        let ssh_refused = ssh_target.as_deref().and_then(super::process::refused_ssh_target);
         let cfg = PalaceConfig {
             enabled: r.switch("MEMPALACE_BRIDGE"),
             agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),

@@ -9,7 +9,8 @@
 //! stderr and returned as [`FeedOutcome::Failed`], never raised; a feed is bounded by the
 //! prepare timeout plus the mine timeout.
 
-use super::export::{resolve_bin, rsync_to_remote, run_external, BuiltinExporter, StagedExport};
+use super::export::{BuiltinExporter, StagedExport};
+use super::process::{resolve_bin, rsync_to_remote, run_external};
 use super::{call_bounded, PalaceCaller, PalaceConfig};
 use crate::diag;
 use futures_util::FutureExt;
@@ -57,7 +58,7 @@ impl FeedLock {
     /// file description holds it.
     pub fn try_acquire(path: &Path) -> std::io::Result<Option<FeedLock>> {
         if let Some(parent) = path.parent() {
-            super::cache::create_private_dir(parent)?;
+            super::files::create_private_dir(parent)?;
         }
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
         // SAFETY: flock on a file descriptor we own for the duration of the call.

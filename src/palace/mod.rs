@@ -9,6 +9,8 @@ pub mod config;
 pub mod diary;
 pub mod export;
 pub mod feed;
+pub mod files;
+pub mod process;
 pub mod tools;
 pub mod wakeup;
 
