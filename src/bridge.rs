@@ -126,14 +126,9 @@ pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
 }
 
 impl Bridge {
-    /// Builds the bridge from the environment; `None` when `MEMPALACE_BRIDGE=0`. Reads the
-    /// tool cache (a small file) but starts nothing.
-    pub fn from_env() -> Option<Arc<Bridge>> {
-        let (cfg, warnings) = PalaceConfig::from_env();
-        let (mcp, mcp_warnings) = McpConfig::from_env();
-        for w in warnings.iter().chain(&mcp_warnings) {
-            crate::diag!("{w}");
-        }
+    /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
+    /// (a small file) but starts nothing.
+    pub fn from_config(cfg: PalaceConfig, mcp: McpConfig) -> Option<Arc<Bridge>> {
         cfg.enabled.then(|| Arc::new(Bridge::new(cfg, mcp)))
     }
 
