@@ -5,6 +5,7 @@
 //! environment, in its own process group, killed as a group at its timeout. An rsync/ssh target
 //! that starts with `-` is refused before anything runs.
 
+use super::PalaceError;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -49,12 +50,12 @@ pub const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN
 /// Runs `cmd` with stdin null, stdout/stderr captured and the secrets out of its environment, in
 /// its own process group; after `timeout` the whole group is killed (SIGKILL) and an error
 /// returned.
-async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Duration) -> Result<Finished, String> {
+async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Duration) -> Result<Finished, PalaceError> {
     for var in SECRET_VARS {
         cmd.env_remove(var);
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
-    let mut child = cmd.spawn().map_err(|e| format!("can't start {what}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| PalaceError::Spawn { what: what.to_string(), error: e.to_string() })?;
     let mut group = crate::process_group::ProcessGroup::of_leader(child.id().unwrap_or(0));
     let mut out = child.stdout.take().expect("piped stdout");
     let mut err = child.stderr.take().expect("piped stderr");
@@ -65,7 +66,7 @@ async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Dur
     match tokio::time::timeout(timeout, work).await {
         Ok((stdout, stderr, status)) => {
             group.clear(Duration::ZERO).await; // helpers it left behind (usually none: a no-op)
-            let status = status.map_err(|e| format!("{what}: {e}"))?;
+            let status = status.map_err(|e| PalaceError::Wait { what: what.to_string(), error: e.to_string() })?;
             Ok(Finished { status, stdout, stderr })
         }
         Err(_) => {
@@ -75,7 +76,7 @@ async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Dur
             let _ = child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
             group.clear(Duration::ZERO).await;
-            Err(format!("{what} timed out after {} ms and was killed", timeout.as_millis()))
+            Err(PalaceError::Killed { what: what.to_string(), after: timeout })
         }
     }
 }
@@ -104,14 +105,14 @@ fn tail(text: &str, lines: usize) -> String {
 /// killed with its process group after `timeout`) and returns the path of its
 /// `MINE_SOURCE=<path>` line. `Ok(None)` when it succeeded without printing one (nothing to
 /// feed).
-pub async fn run_external(bin: &Path, reason: &str, wing: &str, timeout: Duration) -> Result<Option<String>, String> {
+pub async fn run_external(bin: &Path, reason: &str, wing: &str, timeout: Duration) -> Result<Option<String>, PalaceError> {
     let mut cmd = tokio::process::Command::new(bin);
     cmd.args(["--prepare", "--reason", reason, "--wing", wing]);
     let what = format!("{} --prepare", bin.display());
     let done = run_captured(cmd, &what, timeout).await?;
     if !done.status.success() {
         let detail = tail(&done.stderr, 3);
-        return Err(format!("{what} failed ({}){}", done.status, if detail.is_empty() { String::new() } else { format!(": {detail}") }));
+        return Err(PalaceError::Exited { what, status: done.status.to_string(), detail: (!detail.is_empty()).then_some(detail) });
     }
     let source = done
         .stdout
@@ -180,18 +181,18 @@ pub async fn rsync_to_remote(
     ssh_config: Option<&Path>,
     path_var: Option<&str>,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), PalaceError> {
     if let Some(why) = refused_ssh_target(target) {
-        return Err(why);
+        return Err(PalaceError::Target(why));
     }
-    let rsync = resolve_bin("rsync", path_var).ok_or_else(|| "rsync is not on PATH".to_string())?;
+    let rsync = resolve_bin("rsync", path_var).ok_or(PalaceError::NoRsync)?;
     let mut cmd = tokio::process::Command::new(rsync);
     cmd.args(rsync_args(local_dir, target, remote_path, ssh_config));
     let done = run_captured(cmd, "rsync", timeout).await?;
     if done.status.success() {
         Ok(())
     } else {
-        Err(format!("rsync to {target} failed ({}): {}", done.status, tail(&done.stderr, 3)))
+        Err(PalaceError::Exited { what: format!("rsync to {target}"), status: done.status.to_string(), detail: Some(tail(&done.stderr, 3)) })
     }
 }
 
@@ -241,7 +242,7 @@ mod tests {
         assert_eq!(run_external(&none, "quit", "w", Duration::from_secs(10)).await.unwrap(), None);
 
         let fails = script(d.path(), "fails", "echo 'MINE_SOURCE=/x'\necho 'palace held by PID 7' >&2\nexit 3");
-        let err = run_external(&fails, "quit", "w", Duration::from_secs(10)).await.unwrap_err();
+        let err = run_external(&fails, "quit", "w", Duration::from_secs(10)).await.unwrap_err().to_string();
         assert!(err.contains("palace held by PID 7") && err.contains("3"), "{err}");
 
         // stdin is null: a script that reads stdin sees EOF at once instead of hanging.
@@ -256,7 +257,7 @@ mod tests {
         // The shell forks a grandchild that keeps stdout open: the process-group kill gets it too.
         let s = script(d.path(), "hangs", &format!("sleep 30 &\necho $! > '{}'\nexec sleep 30", pid_file.display()));
         let t0 = Instant::now();
-        let err = run_external(&s, "quit", "w", Duration::from_millis(300)).await.unwrap_err();
+        let err = run_external(&s, "quit", "w", Duration::from_millis(300)).await.unwrap_err().to_string();
         let took = t0.elapsed();
         assert!(err.contains("timed out"), "{err}");
         assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(5), "{took:?}");
@@ -290,7 +291,7 @@ mod tests {
         std::fs::remove_file(&env_file).unwrap();
         script(d.path(), "rsync", &format!("echo \"$@\" > '{}'", env_file.display()));
         let path_var = d.path().display().to_string();
-        let err = rsync_to_remote(d.path(), "-oProxyCommand=touch /tmp/x", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap_err();
+        let err = rsync_to_remote(d.path(), "-oProxyCommand=touch /tmp/x", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap_err().to_string();
         assert!(err.contains("starts with '-'"), "{err}");
         assert!(!env_file.exists(), "rsync never ran");
         rsync_to_remote(d.path(), "me@h", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap();

@@ -5,7 +5,7 @@
 mod fixtures;
 pub use fixtures::{session_jsonl, write_session};
 
-use super::PalaceCaller;
+use super::{PalaceCaller, PalaceError};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
@@ -65,20 +65,29 @@ impl PalaceCaller for FakeCaller {
         tool: &'a str,
         args: Value,
         timeout: Option<Duration>,
-    ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
+    ) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
         self.calls.lock().unwrap().push(Call { tool: tool.to_string(), args, timeout });
         self.called.notify_one();
         let b = self.behaviours.lock().unwrap().get(tool).cloned();
-        Box::pin(async move {
+        let answer = async move {
             match b {
-                None => Err(format!("Unknown tool: {tool}")),
+                None => Err(PalaceError::Tool(format!("Unknown tool: {tool}"))),
                 Some(Behaviour::Reply(t)) => Ok(t),
-                Some(Behaviour::Fail(e)) => Err(e),
+                Some(Behaviour::Fail(e)) => Err(PalaceError::Tool(e)),
                 Some(Behaviour::Hang) => std::future::pending().await,
                 Some(Behaviour::Gated(sem, t)) => {
-                    let _p = sem.acquire().await.map_err(|e| e.to_string())?;
+                    let _p = sem.acquire().await.map_err(|e| PalaceError::Tool(e.to_string()))?;
                     Ok(t)
                 }
+            }
+        };
+        // Like the MCP client's caller, it owns the bound it is given.
+        Box::pin(async move {
+            match timeout {
+                None => answer.await,
+                Some(after) => tokio::time::timeout(after, answer)
+                    .await
+                    .unwrap_or_else(|_| Err(PalaceError::TimedOut { tool: tool.to_string(), after })),
             }
         })
     }
