@@ -150,26 +150,9 @@ impl BuiltinExporter {
         for path in files {
             let Ok(rel) = path.strip_prefix(&self.sessions_dir) else { continue };
             let key = rel.to_string_lossy().into_owned();
-            let meta = match std::fs::metadata(&path) {
-                Ok(m) => m,
-                Err(_) => continue, // vanished meanwhile
-            };
-            let size = meta.len();
-            let mtime_ns = mtime_ns(&meta);
-            if let Some(old) = state.sessions.get(&key) {
-                if old.size == size && old.mtime_ns == mtime_ns {
-                    continue;
-                }
-            }
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) => {
-                    diag!("mempalace feed: can't read {}: {e}", path.display());
-                    continue;
-                }
-            };
+            let Some((bytes, mut print)) = changed_session(&path, state.sessions.get(&key)) else { continue };
             if !passes_quality_gate(&bytes) {
-                rejected.insert(key, Fingerprint { size, mtime_ns, staged: false });
+                rejected.insert(key, print);
                 continue;
             }
             let dest = staging.join(rel);
@@ -178,7 +161,8 @@ impl BuiltinExporter {
             }
             write_atomic(&dest, &bytes)?;
             staged.push(dest);
-            pending.insert(key, Fingerprint { size, mtime_ns, staged: true });
+            print.staged = true;
+            pending.insert(key, print);
         }
         if staged.is_empty() {
             // Nothing to mine; remember the rejects so they aren't re-read until they change.
@@ -196,6 +180,24 @@ impl StagedExport {
     /// Records this export as done (call it after the mine succeeded).
     pub fn commit(self) -> io::Result<()> {
         commit_state(&self.state_path, self.pending)
+    }
+}
+
+/// The content and fingerprint (`staged: false`) of the session at `path`, unless it is unchanged
+/// since `last` or can't be read (said on stderr; a file that vanished meanwhile is skipped
+/// quietly).
+fn changed_session(path: &Path, last: Option<&Fingerprint>) -> Option<(Vec<u8>, Fingerprint)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let print = Fingerprint { size: meta.len(), mtime_ns: mtime_ns(&meta), staged: false };
+    if last.is_some_and(|old| old.size == print.size && old.mtime_ns == print.mtime_ns) {
+        return None;
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => Some((bytes, print)),
+        Err(e) => {
+            diag!("mempalace feed: can't read {}: {e}", path.display());
+            None
+        }
     }
 }
 

@@ -140,22 +140,9 @@ impl Feeder {
                             }
                         }
                     }
-                    let (tx, rx) = watch::channel(None);
-                    st.in_flight = Some(rx.clone());
                     st.last_feed = Some(Instant::now());
-                    let inner = self.inner.clone();
-                    let reason = reason.to_string();
-                    tokio::spawn(async move {
-                        let outcome = std::panic::AssertUnwindSafe(run_feed(&inner, &reason))
-                            .catch_unwind()
-                            .await
-                            .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
-                        if let FeedOutcome::Failed(e) = &outcome {
-                            diag!("mempalace feed ({reason}) failed: {e}");
-                        }
-                        inner.state.lock().unwrap().in_flight = None;
-                        let _ = tx.send(Some(outcome));
-                    });
+                    let rx = spawn_feed(self.inner.clone(), reason.to_string());
+                    st.in_flight = Some(rx.clone());
                     rx
                 }
             }
@@ -166,6 +153,24 @@ impl Feeder {
         };
         outcome
     }
+}
+
+/// Runs a feed in the background; its outcome (said on stderr when it failed) is sent on the
+/// returned channel once it ends, after `in_flight` was cleared.
+fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedOutcome>> {
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let outcome = std::panic::AssertUnwindSafe(run_feed(&inner, &reason))
+            .catch_unwind()
+            .await
+            .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
+        if let FeedOutcome::Failed(e) = &outcome {
+            diag!("mempalace feed ({reason}) failed: {e}");
+        }
+        inner.state.lock().unwrap().in_flight = None;
+        let _ = tx.send(Some(outcome));
+    });
+    rx
 }
 
 /// Step 1 + step 2 under the feed lock.
