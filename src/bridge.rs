@@ -8,7 +8,7 @@ use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::wakeup::{compose_wakeup, WakeupGate};
-use crate::palace::{PalaceCaller, PalaceConfig};
+use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -83,9 +83,10 @@ impl PalaceCaller for ClientCaller {
         self.0.down_reason()
     }
 
-    fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
+    /// Owns the call's bound: when `timeout` runs out the request is cancelled, on the server too
+    /// (notifications/cancelled).
+    fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
         Box::pin(async move {
-            // A caller's shorter deadline cancels the call on the server too (notifications/cancelled).
             let (tx, rx) = tokio::sync::oneshot::channel();
             let timer = timeout.map(|t| {
                 tokio::spawn(async move {
@@ -98,10 +99,10 @@ impl PalaceCaller for ClientCaller {
                 t.abort();
             }
             match r {
-                Ok(res) if res.is_error => Err(text_of(&res)),
+                Ok(res) if res.is_error => Err(PalaceError::Tool(text_of(&res))),
                 Ok(res) => Ok(text_of(&res)),
-                Err(McpError::Cancelled) => Err(format!("{tool} timed out after {} ms", timeout.unwrap_or_default().as_millis())),
-                Err(e) => Err(e.to_string()),
+                Err(McpError::Cancelled) => Err(PalaceError::TimedOut { tool: tool.to_string(), after: timeout.unwrap_or_default() }),
+                Err(e) => Err(PalaceError::Tool(e.to_string())),
             }
         })
     }
@@ -126,14 +127,9 @@ pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
 }
 
 impl Bridge {
-    /// Builds the bridge from the environment; `None` when `MEMPALACE_BRIDGE=0`. Reads the
-    /// tool cache (a small file) but starts nothing.
-    pub fn from_env() -> Option<Arc<Bridge>> {
-        let (cfg, warnings) = PalaceConfig::from_env();
-        let (mcp, mcp_warnings) = McpConfig::from_env();
-        for w in warnings.iter().chain(&mcp_warnings) {
-            crate::diag!("{w}");
-        }
+    /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
+    /// (a small file) but starts nothing.
+    pub fn from_config(cfg: PalaceConfig, mcp: McpConfig) -> Option<Arc<Bridge>> {
         cfg.enabled.then(|| Arc::new(Bridge::new(cfg, mcp)))
     }
 
@@ -278,16 +274,13 @@ impl Bridge {
         if !self.wakeup.take() {
             return None;
         }
-        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
-        let caller = ClientCaller(self.link.clone());
-        tokio::time::timeout(timeout, async {
-            // The handshake counts against the same bound: a cold palace doesn't hold the prompt.
-            self.connect().await.ok()?;
-            compose_wakeup(&caller, &self.cfg.agent_name, timeout).await
-        })
-        .await
-        .ok()
-        .flatten()
+        // The wake-up's budget, owned here: the handshake counts against it (a cold palace
+        // doesn't hold the prompt) and the calls get what is left (each bounded by the caller).
+        let budget = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        let t0 = Instant::now();
+        tokio::time::timeout(budget, self.connect()).await.ok()?.ok()?;
+        let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
+        compose_wakeup(&ClientCaller(self.link.clone()), &self.cfg.agent_name, left).await
     }
 
     /// The `/mempalace-diary [topic]` user message.

@@ -1,10 +1,42 @@
-//! Environment → one typed configuration, read once at load. Every knob and its default lives here.
+//! Environment → one typed [`Config`], read once at load through one [`EnvReader`]: the voice
+//! tools' knobs here, the MCP client's in `mcp::config`, the palace logic's in `palace::config`
+//! (each beside the code it configures; names and defaults are part of the interface).
 //!
 //! A malformed value is reported once on stderr and the default is used: configuration never stops
 //! pi from starting.
 
+use crate::mcp::McpConfig;
+use crate::palace::PalaceConfig;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The whole configuration of the extension.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub voice: VoiceConfig,
+    pub mcp: McpConfig,
+    pub palace: PalaceConfig,
+    /// One line per malformed value, in reading order (voice, palace, MCP), for stderr.
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Reads every variable once from `get` (the process environment in production).
+    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> Config {
+        let mut r = EnvReader::new(get);
+        let voice = VoiceConfig::read(&mut r);
+        let mut palace = PalaceConfig::read(&mut r);
+        let mcp = McpConfig::read(&mut r);
+        // `MEMPALACE_REMOTE_URL` is read once, by the MCP client's configuration.
+        palace.remote = mcp.remote_url.is_some();
+        Config { voice, mcp, palace, warnings: r.into_warnings() }
+    }
+
+    /// The configuration of this process, from its environment.
+    pub fn from_env() -> Config {
+        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+    }
+}
 
 /// Configuration of Dotty's voice tools and the per-turn log.
 #[derive(Debug, Clone)]
@@ -68,6 +100,11 @@ impl<'a, F: Fn(&str) -> Option<String>> EnvReader<'a, F> {
         (self.get)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
     }
 
+    /// `$HOME`, or `/root` when it is unset (the one place that default lives).
+    pub fn home(&self) -> String {
+        self.text("HOME").unwrap_or_else(|| "/root".to_string())
+    }
+
     /// On unless set to `0`.
     pub fn switch(&self, name: &str) -> bool {
         self.text(name).is_none_or(|v| v != "0")
@@ -104,17 +141,19 @@ impl<'a, F: Fn(&str) -> Option<String>> EnvReader<'a, F> {
 }
 
 impl VoiceConfig {
-    /// Builds the configuration from `get` (the process environment in production), returning the
-    /// warnings to print for malformed values.
+    /// The voice configuration alone from `get`, with its warnings (tests; pi reads [`Config`]).
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
         let mut r = EnvReader::new(get);
+        let cfg = Self::read(&mut r);
+        (cfg, r.into_warnings())
+    }
+
+    /// Reads the voice tools' variables, adding a warning per malformed value to `r`.
+    pub fn read<F: Fn(&str) -> Option<String>>(r: &mut EnvReader<'_, F>) -> Self {
         let enabled = r.switch("DOTTY_VOICE_TOOLS");
         let (brain_db, brain_db_explicit) = match r.text("DOTTY_BRAIN_DB") {
             Some(p) => (PathBuf::from(p), true),
-            None => {
-                let home = r.text("HOME").unwrap_or_else(|| "/root".to_string());
-                (PathBuf::from(home).join(".pi/memory/brain.db"), false)
-            }
+            None => (PathBuf::from(r.home()).join(".pi/memory/brain.db"), false),
         };
         let person_max_facts = r.parsed("PERSON_MEMORY_MAX_FACTS", 6u32, |v| *v > 0, "a positive integer");
         let behaviour_url = trim_slash(r.text("DOTTY_BEHAVIOUR_URL").unwrap_or_else(|| DEFAULT_BEHAVIOUR_URL.into()));
@@ -138,7 +177,7 @@ impl VoiceConfig {
                 ));
             }
         }
-        let cfg = VoiceConfig {
+        VoiceConfig {
             enabled,
             brain_db,
             brain_db_explicit,
@@ -154,13 +193,7 @@ impl VoiceConfig {
             admin_token,
             admin_socket,
             song_asset_base,
-        };
-        (cfg, r.into_warnings())
-    }
-
-    /// The configuration of this process, from its environment.
-    pub fn from_env() -> (Self, Vec<String>) {
-        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+        }
     }
 }
 
@@ -284,5 +317,36 @@ mod tests {
         assert_eq!(c.admin_token.as_ref().map(Secret::expose), Some("s3cret"));
         assert!(!format!("{c:?}").contains("s3cret"));
         assert!(w.iter().all(|l| !l.contains("s3cret")));
+    }
+
+    #[test]
+    fn one_config_read_once() {
+        let map: HashMap<&str, &str> = HashMap::from([
+            ("MEMPALACE_REMOTE_URL", "http://172.17.0.1:8765/mcp"),
+            ("MEMPALACE_MCP_TIMEOUT_MS", "soon"),
+            ("MEMPALACE_FEED_DEBOUNCE_MS", "ten"),
+            ("XIAOZHI_HTTP_PORT", "eighty"),
+        ]);
+        let seen = std::cell::RefCell::new(Vec::new());
+        let c = Config::from_lookup(&|k: &str| {
+            seen.borrow_mut().push(k.to_string());
+            map.get(k).map(|v| v.to_string())
+        });
+        // Without HOME both defaults are under /root; the palace is remote because the MCP
+        // configuration has a URL.
+        assert_eq!(c.voice.brain_db, PathBuf::from("/root/.pi/memory/brain.db"));
+        assert_eq!(c.palace.agent_dir, PathBuf::from("/root/.pi/agent"));
+        assert!(c.palace.remote);
+        assert_eq!(c.mcp.remote_url.as_deref(), Some("http://172.17.0.1:8765/mcp"));
+        // Warnings in reading order: voice, palace, MCP.
+        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        assert!(c.warnings[0].starts_with("XIAOZHI_HTTP_PORT"));
+        assert!(c.warnings[1].starts_with("MEMPALACE_FEED_DEBOUNCE_MS"));
+        assert!(c.warnings[2].starts_with("MEMPALACE_MCP_TIMEOUT_MS"));
+        let url_reads = seen.borrow().iter().filter(|k| *k == "MEMPALACE_REMOTE_URL").count();
+        assert_eq!(url_reads, 1, "MEMPALACE_REMOTE_URL is read once");
+        let remote = Config::from_lookup(&|k: &str| (k == "HOME").then(|| "/home/u".to_string()));
+        assert!(!remote.palace.remote);
+        assert_eq!(remote.palace.agent_dir, PathBuf::from("/home/u/.pi/agent"));
     }
 }

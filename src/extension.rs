@@ -4,7 +4,7 @@
 //! so it finds this state and only re-registers: one store, one HTTP pool, one runtime.
 
 use crate::bridge::Bridge;
-use crate::config::VoiceConfig;
+use crate::config::Config;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
@@ -25,12 +25,12 @@ pub struct Extension {
 
 static EXTENSION: Lazy<Extension> = Lazy::new(|| {
     STATE_CREATIONS.fetch_add(1, Ordering::SeqCst);
-    let (cfg, warnings) = VoiceConfig::from_env();
-    for w in warnings {
+    let cfg = Config::from_env();
+    for w in &cfg.warnings {
         crate::diag!("{w}");
     }
-    let voice = cfg.enabled.then(|| Arc::new(Voice::new(cfg)));
-    let bridge = Bridge::from_env();
+    let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
+    let bridge = Bridge::from_config(cfg.palace, cfg.mcp);
     Extension { voice, bridge, cancels: Mutex::new(HashMap::new()) }
 });
 

@@ -104,11 +104,18 @@ impl Default for McpConfig {
 }
 
 impl McpConfig {
-    /// Builds the configuration from `get` (the process environment in production), returning one
-    /// warning per malformed value. Warnings never quote the token or the URL (it may carry
+    /// The MCP configuration alone from `get`, with its warnings (tests; pi reads
+    /// [`crate::config::Config`]). Warnings never quote the token or the URL (it may carry
     /// credentials).
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
         let mut r = EnvReader::new(get);
+        let cfg = Self::read(&mut r);
+        (cfg, r.into_warnings())
+    }
+
+    /// Reads the MCP client's variables, adding a warning per malformed value to `r` (never
+    /// quoting the token or the URL).
+    pub fn read<F: Fn(&str) -> Option<String>>(r: &mut EnvReader<'_, F>) -> Self {
         let mut num = |name: &str, default: u64| r.parsed(name, default, |_| true, "a whole number ≥ 0");
         let ms_or_none = |v: u64| (v > 0).then(|| Duration::from_millis(v));
         let timeout = ms_or_none(num("MEMPALACE_MCP_TIMEOUT_MS", DEFAULT_TIMEOUT_MS));
@@ -128,7 +135,7 @@ impl McpConfig {
                 r.warn("MEMPALACE_REMOTE_URL is not an http(s) URL with a host; the palace stays unreachable".into());
             }
         }
-        let cfg = McpConfig {
+        McpConfig {
             bin: r.text("MEMPALACE_MCP_BIN").unwrap_or_else(|| DEFAULT_BIN.into()),
             args: r.raw("MEMPALACE_MCP_ARGS").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default(),
             remote_url,
@@ -140,13 +147,7 @@ impl McpConfig {
             debug: r.text("MEMPALACE_EXT_DEBUG").as_deref() == Some("1"),
             max_message_bytes,
             ..McpConfig::default()
-        };
-        (cfg, r.into_warnings())
-    }
-
-    /// The configuration of this process, from its environment.
-    pub fn from_env() -> (Self, Vec<String>) {
-        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+        }
     }
 
     /// The backoff before respawn attempt `n` (0-based): `respawn_backoff · 2ⁿ`, capped.

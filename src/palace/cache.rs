@@ -11,8 +11,8 @@
 use super::tools;
 use crate::mcp::ToolInfo;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use super::files::{create_private_dir, write_atomic};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub const CACHE_FILE: &str = "mempalace-tools-cache.json";
@@ -30,6 +30,34 @@ struct CacheFile {
     saved_at_ms: u64,
     tools: Vec<ToolInfo>,
 }
+
+/// Why a cache file is ignored as a whole; `Display` is the reason the stderr line gives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ignored {
+    Unreadable(String),
+    TooLarge,
+    NotACache(String),
+    /// Another format or version (the format as [`tools::shown`] shows it).
+    OtherFormat { format: String, version: u32 },
+    /// The summary of the refused tools.
+    Refused(String),
+    LongDescriptions(usize),
+}
+
+impl std::fmt::Display for Ignored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ignored::Unreadable(e) => write!(f, "unreadable: {e}"),
+            Ignored::TooLarge => f.write_str("larger than 8 MiB"),
+            Ignored::NotACache(e) => write!(f, "not a tool cache ({e})"),
+            Ignored::OtherFormat { format, version } => write!(f, "of another format ({format:?} version {version})"),
+            Ignored::Refused(line) => write!(f, "holds refused tools ({line})"),
+            Ignored::LongDescriptions(n) => write!(f, "holds {n} descriptions over 16 KiB"),
+        }
+    }
+}
+
+impl std::error::Error for Ignored {}
 
 /// `<agent_dir>/mempalace-tools-cache.json`.
 pub fn cache_path(agent_dir: &Path) -> PathBuf {
@@ -81,22 +109,22 @@ fn without_credentials(url: &str) -> String {
 
 /// The cached tools for `key`: `Ok(None)` when there is no cache for this server (no file,
 /// another server's, an empty list), `Err(why)` when the file is ignored as a whole.
-pub fn load(path: &Path, key: &str) -> Result<Option<Vec<ToolInfo>>, String> {
+pub fn load(path: &Path, key: &str) -> Result<Option<Vec<ToolInfo>>, Ignored> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("unreadable: {e}")),
+        Err(e) => return Err(Ignored::Unreadable(e.to_string())),
     };
     let mut bytes = Vec::new();
     // Read one byte past the limit instead of trusting the size (the file may be growing).
-    file.take(MAX_CACHE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("unreadable: {e}"))?;
+    file.take(MAX_CACHE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Ignored::Unreadable(e.to_string()))?;
     if bytes.len() as u64 > MAX_CACHE_BYTES {
-        return Err("larger than 8 MiB".into());
+        return Err(Ignored::TooLarge);
     }
-    let file: CacheFile = serde_json::from_slice(&bytes).map_err(|e| format!("not a tool cache ({e})"))?;
+    let file: CacheFile = serde_json::from_slice(&bytes).map_err(|e| Ignored::NotACache(e.to_string()))?;
     drop(bytes);
     if file.format != FORMAT || file.version != VERSION {
-        return Err(format!("of another format ({:?} version {})", tools::shown(&file.format), file.version));
+        return Err(Ignored::OtherFormat { format: tools::shown(&file.format), version: file.version });
     }
     if file.key != key || file.tools.is_empty() {
         return Ok(None);
@@ -107,13 +135,13 @@ pub fn load(path: &Path, key: &str) -> Result<Option<Vec<ToolInfo>>, String> {
 
 /// The tools of a cache file, which must hold nothing the rules refuse (a description past the
 /// limit included: the cache is written with it cut).
-fn strict(list: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, String> {
+fn strict(list: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, Ignored> {
     let admitted = tools::admit(list);
     if let Some(line) = tools::summary("the cache", &admitted.refused) {
-        return Err(format!("holds refused tools ({})", line.trim_start_matches("mempalace: ")));
+        return Err(Ignored::Refused(line.trim_start_matches("mempalace: ").to_string()));
     }
     if admitted.cut > 0 {
-        return Err(format!("holds {} descriptions over 16 KiB", admitted.cut));
+        return Err(Ignored::LongDescriptions(admitted.cut));
     }
     Ok(admitted.tools)
 }
@@ -130,33 +158,6 @@ pub fn save(path: &Path, key: &str, tools: &[ToolInfo]) -> std::io::Result<()> {
     let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms, tools };
     let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     write_atomic(path, &json)
-}
-
-/// `create_dir_all` where every folder created is 0700 (the bridge's files are private to the
-/// user); folders that exist keep their modes.
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
-}
-
-/// Writes `bytes` to `path` through `<path>.<pid>.<uuid>.tmp` + fsync + rename. A new file is
-/// 0600; a file replaced keeps the mode it had.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
-    let tmp = path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), uuid::Uuid::new_v4().simple()));
-    let mode = std::fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
-        if mode != 0o600 {
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        }
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]
@@ -205,7 +206,7 @@ mod tests {
         ];
         for (bytes, why) in odd {
             std::fs::write(&path, bytes).unwrap();
-            let err = load(&path, "k").unwrap_err();
+            let err = load(&path, "k").unwrap_err().to_string();
             assert!(err.contains(why), "{err} for {}", String::from_utf8_lossy(bytes));
         }
     }
@@ -229,14 +230,14 @@ mod tests {
             (json!({"name": "d", "description": "x".repeat(16 * 1024 + 1), "inputSchema": {}}), "descriptions over 16 KiB"),
         ] {
             write_cache(&path, json!([good.clone(), bad]));
-            let err = load(&path, "k").unwrap_err();
+            let err = load(&path, "k").unwrap_err().to_string();
             assert!(err.contains(why), "{err}");
         }
         write_cache(&path, json!(vec![good.clone(); 1]));
         assert_eq!(load(&path, "k").unwrap().unwrap().len(), 1);
         // Over 8 MiB: not even parsed.
         std::fs::write(&path, vec![b' '; MAX_CACHE_BYTES as usize + 1]).unwrap();
-        assert_eq!(load(&path, "k").unwrap_err(), "larger than 8 MiB");
+        assert_eq!(load(&path, "k").unwrap_err().to_string(), "larger than 8 MiB");
     }
 
     #[test]

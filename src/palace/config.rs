@@ -52,21 +52,31 @@ pub struct PalaceConfig {
 }
 
 impl PalaceConfig {
-    /// Builds the configuration from `get` (the process environment in production), returning
-    /// one warning per malformed value.
-    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
+    /// The palace configuration alone from `get`, with its warnings (the tests; pi reads
+    /// [`crate::config::Config`], which takes `remote` from the MCP configuration).
+    #[cfg(test)]
+    pub(crate) fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
         let mut r = EnvReader::new(get);
+        let mut cfg = Self::read(&mut r);
+        cfg.remote = r.text("MEMPALACE_REMOTE_URL").is_some();
+        (cfg, r.into_warnings())
+    }
+
+    /// Reads the palace logic's variables, adding a warning per malformed value to `r`. `remote`
+    /// is left false: [`crate::config::Config`] sets it from `MEMPALACE_REMOTE_URL`, which the MCP
+    /// configuration reads.
+    pub fn read<F: Fn(&str) -> Option<String>>(r: &mut EnvReader<'_, F>) -> Self {
         let feed_debounce = r.millis("MEMPALACE_FEED_DEBOUNCE_MS", DEFAULT_FEED_DEBOUNCE_MS, true);
         let prepare_timeout = r.millis("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", DEFAULT_FEED_PREPARE_TIMEOUT_MS, false);
         let mine_timeout = r.millis("MEMPALACE_FEED_MINE_TIMEOUT_MS", DEFAULT_FEED_MINE_TIMEOUT_MS, false);
         let text = |name: &str| r.text(name);
         let agent_dir = match text("PI_CODING_AGENT_DIR") {
             Some(d) => PathBuf::from(expand_home(&d, text("HOME").as_deref())),
-            None => PathBuf::from(text("HOME").unwrap_or_else(|| "/root".into())).join(".pi/agent"),
+            None => PathBuf::from(r.home()).join(".pi/agent"),
         };
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = text("MEMPALACE_PI_SSH_TARGET");
-        let ssh_refused = ssh_target.as_deref().and_then(super::export::refused_ssh_target);
+        let ssh_refused = ssh_target.as_deref().and_then(super::process::refused_ssh_target);
         let cfg = PalaceConfig {
             enabled: r.switch("MEMPALACE_BRIDGE"),
             agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),
@@ -80,18 +90,13 @@ impl PalaceConfig {
             ssh_config: text("MEMPALACE_PI_SSH_CONFIG").map(|p| PathBuf::from(expand_home(&p, text("HOME").as_deref()))),
             remote_path: text("MEMPALACE_PI_REMOTE_PATH").unwrap_or_else(|| DEFAULT_REMOTE_PATH.into()),
             agent_dir,
-            remote: text("MEMPALACE_REMOTE_URL").is_some(),
-            search_path: get("PATH"),
+            remote: false,
+            search_path: r.raw("PATH"),
         };
         if let Some(why) = ssh_refused {
             r.warn(why);
         }
-        (cfg, r.into_warnings())
-    }
-
-    /// The configuration of this process, from its environment.
-    pub fn from_env() -> (Self, Vec<String>) {
-        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+        cfg
     }
 
     /// `<agentDir>/sessions`, where pi keeps its session JSONL.

@@ -9,8 +9,9 @@
 //! stderr and returned as [`FeedOutcome::Failed`], never raised; a feed is bounded by the
 //! prepare timeout plus the mine timeout.
 
-use super::export::{resolve_bin, rsync_to_remote, run_external, BuiltinExporter, StagedExport};
-use super::{call_bounded, PalaceCaller, PalaceConfig};
+use super::export::{BuiltinExporter, StagedExport};
+use super::process::{resolve_bin, rsync_to_remote, run_external};
+use super::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
 use crate::diag;
 use futures_util::FutureExt;
 use serde_json::json;
@@ -45,7 +46,7 @@ pub enum FeedOutcome {
     NothingToFeed,
     Skipped(SkipReason),
     /// Already logged on stderr.
-    Failed(String),
+    Failed(PalaceError),
 }
 
 /// The non-blocking cross-process feed lock (released when dropped).
@@ -57,7 +58,7 @@ impl FeedLock {
     /// file description holds it.
     pub fn try_acquire(path: &Path) -> std::io::Result<Option<FeedLock>> {
         if let Some(parent) = path.parent() {
-            super::cache::create_private_dir(parent)?;
+            super::files::create_private_dir(parent)?;
         }
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
         // SAFETY: flock on a file descriptor we own for the duration of the call.
@@ -139,32 +140,37 @@ impl Feeder {
                             }
                         }
                     }
-                    let (tx, rx) = watch::channel(None);
-                    st.in_flight = Some(rx.clone());
                     st.last_feed = Some(Instant::now());
-                    let inner = self.inner.clone();
-                    let reason = reason.to_string();
-                    tokio::spawn(async move {
-                        let outcome = std::panic::AssertUnwindSafe(run_feed(&inner, &reason))
-                            .catch_unwind()
-                            .await
-                            .unwrap_or_else(|_| FeedOutcome::Failed("the feed panicked".into()));
-                        if let FeedOutcome::Failed(e) = &outcome {
-                            diag!("mempalace feed ({reason}) failed: {e}");
-                        }
-                        inner.state.lock().unwrap().in_flight = None;
-                        let _ = tx.send(Some(outcome));
-                    });
+                    let rx = spawn_feed(self.inner.clone(), reason.to_string());
+                    st.in_flight = Some(rx.clone());
                     rx
                 }
             }
         };
         let outcome = match rx.wait_for(|o| o.is_some()).await {
             Ok(o) => o.clone().expect("checked is_some"),
-            Err(_) => FeedOutcome::Failed("the feed task ended without a result".into()),
+            Err(_) => FeedOutcome::Failed(PalaceError::NoResult),
         };
         outcome
     }
+}
+
+/// Runs a feed in the background; its outcome (said on stderr when it failed) is sent on the
+/// returned channel once it ends, after `in_flight` was cleared.
+fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedOutcome>> {
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let outcome = std::panic::AssertUnwindSafe(run_feed(&inner, &reason))
+            .catch_unwind()
+            .await
+            .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
+        if let FeedOutcome::Failed(e) = &outcome {
+            diag!("mempalace feed ({reason}) failed: {e}");
+        }
+        inner.state.lock().unwrap().in_flight = None;
+        let _ = tx.send(Some(outcome));
+    });
+    rx
 }
 
 /// Step 1 + step 2 under the feed lock.
@@ -176,7 +182,7 @@ async fn run_feed(inner: &Inner, reason: &str) -> FeedOutcome {
     let _lock = match FeedLock::try_acquire(&cfg.lock_path()) {
         Ok(Some(l)) => l,
         Ok(None) => return FeedOutcome::Skipped(SkipReason::Locked),
-        Err(e) => return FeedOutcome::Failed(format!("can't lock {}: {e}", cfg.lock_path().display())),
+        Err(e) => return FeedOutcome::Failed(PalaceError::Lock { path: cfg.lock_path().display().to_string(), error: e.to_string() }),
     };
     // Each step of `prepare` is bounded by what is left of the prepare timeout (the child
     // processes are killed with their process group when it runs out).
@@ -187,10 +193,10 @@ async fn run_feed(inner: &Inner, reason: &str) -> FeedOutcome {
     };
     let args = json!({ "source": prepared.source, "mode": "convos", "wing": cfg.feed_wing });
     match call_bounded(inner.caller.as_ref(), "mempalace_mine", args, cfg.mine_timeout).await {
-        Err(e) => FeedOutcome::Failed(format!("mempalace_mine: {e}")),
+        Err(e) => FeedOutcome::Failed(PalaceError::Mine(Box::new(e))),
         Ok(text) => {
             if let Some(err) = mine_failure(&text) {
-                return FeedOutcome::Failed(format!("mempalace_mine: {err}"));
+                return FeedOutcome::Failed(PalaceError::Mine(Box::new(PalaceError::Tool(err))));
             }
             if let Some(staged) = prepared.staged {
                 if let Err(e) = staged.commit() {
@@ -209,7 +215,7 @@ struct Prepared {
     staged: Option<StagedExport>,
 }
 
-async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, String> {
+async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, PalaceError> {
     let started = Instant::now();
     if let Some(bin) = resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref()) {
         // The external exporter does its own remote transport.
@@ -220,9 +226,9 @@ async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, S
     let export = tokio::task::spawn_blocking(move || exporter.prepare());
     let staged = tokio::time::timeout(cfg.prepare_timeout, export)
         .await
-        .map_err(|_| format!("exporting sessions took over {} ms", cfg.prepare_timeout.as_millis()))?
-        .map_err(|e| format!("the export task failed: {e}"))?
-        .map_err(|e| format!("exporting sessions: {e}"))?;
+        .map_err(|_| PalaceError::ExportTimedOut(cfg.prepare_timeout))?
+        .map_err(|e| PalaceError::ExportTask(e.to_string()))?
+        .map_err(|e| PalaceError::Export(e.to_string()))?;
     let Some(staged) = staged else { return Ok(None) };
     if !cfg.remote {
         return Ok(Some(Prepared { source: staged.dir.to_string_lossy().into_owned(), staged: Some(staged) }));
@@ -276,6 +282,14 @@ mod tests {
         session_jsonl(&[("user", "hello there"), ("assistant", "hi, how can I help?")])
     }
 
+    /// The stderr text of a failed outcome.
+    fn failed_text(o: FeedOutcome) -> Option<String> {
+        match o {
+            FeedOutcome::Failed(e) => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
     fn feeder(cfg: PalaceConfig, caller: &Arc<FakeCaller>) -> Feeder {
         Feeder::new(cfg, caller.clone() as Arc<dyn PalaceCaller>)
     }
@@ -320,9 +334,9 @@ mod tests {
         let caller = Arc::new(FakeCaller::new());
         caller.set("mempalace_mine", Behaviour::Reply(r#"{"success": false, "error": "mine already running"}"#.into()));
         let f = feeder(config(agent.path(), &[]), &caller);
-        assert_eq!(f.shutdown("quit").await, FeedOutcome::Failed("mempalace_mine: mine already running".into()));
+        assert_eq!(failed_text(f.shutdown("quit").await).as_deref(), Some("mempalace_mine: mine already running"));
         caller.set("mempalace_mine", Behaviour::Fail("Peer MCP writer active".into()));
-        assert_eq!(f.shutdown("quit").await, FeedOutcome::Failed("mempalace_mine: Peer MCP writer active".into()));
+        assert_eq!(failed_text(f.shutdown("quit").await).as_deref(), Some("mempalace_mine: Peer MCP writer active"));
         caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
         assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
         assert_eq!(f.shutdown("quit").await, FeedOutcome::NothingToFeed);
@@ -376,7 +390,7 @@ mod tests {
         write_session(agent.path(), "s2", &good());
         script(bin.path(), "rsync", "echo 'ssh: connect to host palace-host port 22: Connection refused' >&2; exit 255");
         let out = f.shutdown("quit").await;
-        assert!(matches!(&out, FeedOutcome::Failed(e) if e.contains("Connection refused")), "{out:?}");
+        assert!(matches!(&out, FeedOutcome::Failed(e) if e.to_string().contains("Connection refused")), "{out:?}");
         assert_eq!(caller.calls().len(), 1);
     }
 
@@ -408,7 +422,7 @@ mod tests {
         );
         let t0 = Instant::now();
         let out = feeder(cfg, &caller).shutdown("quit").await;
-        assert!(matches!(&out, FeedOutcome::Failed(e) if e.contains("timed out")), "{out:?}");
+        assert!(matches!(&out, FeedOutcome::Failed(e) if e.to_string().contains("timed out")), "{out:?}");
         assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
         assert!(caller.calls().is_empty());
 
@@ -418,7 +432,7 @@ mod tests {
         let t0 = Instant::now();
         let out = feeder(cfg, &caller).shutdown("quit").await;
         let took = t0.elapsed();
-        assert!(matches!(&out, FeedOutcome::Failed(e) if e.contains("timed out")), "{out:?}");
+        assert!(matches!(&out, FeedOutcome::Failed(e) if e.to_string().contains("timed out")), "{out:?}");
         assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(3), "{took:?}");
     }
 

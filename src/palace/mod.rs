@@ -7,8 +7,11 @@
 pub mod cache;
 pub mod config;
 pub mod diary;
+pub mod error;
 pub mod export;
 pub mod feed;
+pub mod files;
+pub mod process;
 pub mod tools;
 pub mod wakeup;
 
@@ -16,20 +19,27 @@ pub mod wakeup;
 mod testutil;
 
 pub use config::PalaceConfig;
+pub use error::PalaceError;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
 /// The one thing the palace logic needs from an MCP client.
+///
+/// Timeouts have one owner each: the caller bounds every call by the `timeout` it is given (the
+/// MCP client's caller cancels the request on the server when it runs out); the wake-up's total
+/// budget (handshake included) belongs to the bridge, a feed's to its prepare and mine timeouts.
 pub trait PalaceCaller: Send + Sync {
-    /// Calls an MCP tool; Ok(text of the result's text blocks joined with "\n"), Err(message) on an MCP/JSON-RPC error or timeout.
+    /// Calls an MCP tool: Ok(the text of the result's text blocks joined with "\n"); Err on an
+    /// MCP/JSON-RPC error or an `isError` result ([`PalaceError::Tool`]), or, once `timeout` has
+    /// passed without an answer, [`PalaceError::TimedOut`].
     fn call<'a>(
         &'a self,
         tool: &'a str,
         args: serde_json::Value,
         timeout: Option<Duration>,
-    ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+    ) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>>;
 
     /// Why the palace can't be had right now (never connected, or given up on), or None while
     /// it can or may still be. Feeding does no work while this is Some.
@@ -38,16 +48,12 @@ pub trait PalaceCaller: Send + Sync {
     }
 }
 
-/// Calls `tool` through `caller`, bounded by `timeout` here too (a caller that ignores the
-/// timeout it is given still can't hold us past it).
+/// Calls `tool` through `caller`, which bounds it by `timeout` (see [`PalaceCaller`]).
 pub async fn call_bounded(
     caller: &dyn PalaceCaller,
     tool: &str,
     args: serde_json::Value,
     timeout: Duration,
-) -> Result<String, String> {
-    match tokio::time::timeout(timeout, caller.call(tool, args, Some(timeout))).await {
-        Ok(r) => r,
-        Err(_) => Err(format!("{tool} timed out after {} ms", timeout.as_millis())),
-    }
+) -> Result<String, PalaceError> {
+    caller.call(tool, args, Some(timeout)).await
 }

@@ -1,10 +1,14 @@
-//! Test doubles: a fake [`PalaceCaller`] that records calls, and pi session JSONL fixtures.
+//! Test doubles: a fake [`PalaceCaller`] that records calls; the pi session JSONL fixtures (shared
+//! with the integration tests) are in `fixtures.rs`.
 
-use super::PalaceCaller;
-use serde_json::{json, Value};
+#[path = "fixtures.rs"]
+mod fixtures;
+pub use fixtures::{session_jsonl, write_session};
+
+use super::{PalaceCaller, PalaceError};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -61,75 +65,30 @@ impl PalaceCaller for FakeCaller {
         tool: &'a str,
         args: Value,
         timeout: Option<Duration>,
-    ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
+    ) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
         self.calls.lock().unwrap().push(Call { tool: tool.to_string(), args, timeout });
         self.called.notify_one();
         let b = self.behaviours.lock().unwrap().get(tool).cloned();
-        Box::pin(async move {
+        let answer = async move {
             match b {
-                None => Err(format!("Unknown tool: {tool}")),
+                None => Err(PalaceError::Tool(format!("Unknown tool: {tool}"))),
                 Some(Behaviour::Reply(t)) => Ok(t),
-                Some(Behaviour::Fail(e)) => Err(e),
+                Some(Behaviour::Fail(e)) => Err(PalaceError::Tool(e)),
                 Some(Behaviour::Hang) => std::future::pending().await,
                 Some(Behaviour::Gated(sem, t)) => {
-                    let _p = sem.acquire().await.map_err(|e| e.to_string())?;
+                    let _p = sem.acquire().await.map_err(|e| PalaceError::Tool(e.to_string()))?;
                     Ok(t)
                 }
             }
+        };
+        // Like the MCP client's caller, it owns the bound it is given.
+        Box::pin(async move {
+            match timeout {
+                None => answer.await,
+                Some(after) => tokio::time::timeout(after, answer)
+                    .await
+                    .unwrap_or_else(|_| Err(PalaceError::TimedOut { tool: tool.to_string(), after })),
+            }
         })
     }
-}
-
-/// A pi session JSONL file (format v3) with these `(role, text)` messages; `toolResult` and
-/// `thinking` entries are added around them like a real session has.
-pub fn session_jsonl(messages: &[(&str, &str)]) -> String {
-    let mut lines = vec![json!({
-        "type": "session", "version": 3, "id": "0b5c3f5e-7c1a-4a63-9a55-2f2a6f0c1d11",
-        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/work/project"
-    })
-    .to_string()];
-    let mut parent: Value = Value::Null;
-    for (i, (role, text)) in messages.iter().enumerate() {
-        let id = format!("{:08x}", i + 1);
-        let ts = 1_767_225_600_000u64 + i as u64 * 1000;
-        let message = match *role {
-            "user" => json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}),
-            "assistant" => json!({
-                "role": "assistant",
-                "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": text}],
-                "api": "openai-completions", "provider": "mock", "model": "mock-model",
-                "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-                "stopReason": "stop", "timestamp": ts
-            }),
-            "toolResult" => json!({
-                "role": "toolResult", "toolCallId": "call_1", "toolName": "bash",
-                "content": [{"type": "text", "text": text}], "isError": false, "timestamp": ts
-            }),
-            "assistantToolCall" => json!({
-                "role": "assistant",
-                "content": [{"type": "toolCall", "id": "call_1", "name": "bash", "arguments": {"command": text}}],
-                "api": "openai-completions", "provider": "mock", "model": "mock-model",
-                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-                "stopReason": "toolUse", "timestamp": ts
-            }),
-            other => panic!("fixture role {other}"),
-        };
-        lines.push(
-            json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z", "message": message})
-                .to_string(),
-        );
-        parent = Value::String(id);
-    }
-    lines.join("\n") + "\n"
-}
-
-/// Writes a session file under `<agent_dir>/sessions/--work-project--/<name>.jsonl`.
-pub fn write_session(agent_dir: &Path, name: &str, content: &str) -> std::path::PathBuf {
-    let dir = agent_dir.join("sessions").join("--work-project--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.jsonl"));
-    std::fs::write(&p, content).unwrap();
-    p
 }
