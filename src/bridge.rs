@@ -7,7 +7,7 @@
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
-use crate::palace::wakeup::{compose_wakeup, WakeupGate};
+use crate::palace::wakeup::{compose_wakeup, WakeupGate, WakeupMessage};
 use crate::palace::{PalaceCaller, PalaceConfig};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -272,9 +272,9 @@ impl Bridge {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
     }
 
-    /// pi's first `before_agent_start` of a fresh session: the wake-up text, or None (not fresh,
-    /// already done, or the palace didn't answer within the request timeout).
-    pub async fn wakeup(&self) -> Option<String> {
+    /// pi's first `before_agent_start` of a fresh session: the wake-up message, or None (not
+    /// fresh, already done, or the palace didn't answer within the request timeout).
+    pub async fn wakeup(&self) -> Option<WakeupMessage> {
         if !self.wakeup.take() {
             return None;
         }
@@ -288,6 +288,7 @@ impl Bridge {
         .await
         .ok()
         .flatten()
+        .map(WakeupMessage::hidden)
     }
 
     /// The `/mempalace-diary [topic]` user message.
@@ -306,12 +307,14 @@ impl Bridge {
         outcome
     }
 
-    pub fn mark_settled_event(&self) {
+    /// pi emitted `agent_settled`: from now on it, not `agent_end`, triggers the feed.
+    pub fn agent_settled_seen(&self) {
         self.settled_event.store(true, Ordering::Relaxed);
     }
 
-    pub fn has_settled_event(&self) -> bool {
-        self.settled_event.load(Ordering::Relaxed)
+    /// Whether `agent_end` triggers a feed: only in a pi that has no `agent_settled` event.
+    pub fn feeds_on_agent_end(&self) -> bool {
+        !self.settled_event.load(Ordering::Relaxed)
     }
 
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
