@@ -14,7 +14,11 @@ module.exports = function dottyPiExt(pi) {
   pi.on('session_shutdown', (event) => native.sessionShutdown(event?.reason ?? 'quit'));
   if (!palaceEnabled) return;
   const registerPalace = () => {
-    try { registry.newPalaceTools(piToolNames(pi)).forEach(register); } catch (e) { console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`); }
+    try {
+      registry.newPalaceTools(piToolNames(pi)).forEach(register);
+    } catch (e) {
+      console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`);
+    }
   };
   registerPalace();
   native.palaceTools().then(registerPalace, () => {});
