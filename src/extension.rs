@@ -344,6 +344,32 @@ mod tests {
         ToolSpec { name: name.into(), label: name.into(), description: String::new(), prompt_snippet: None, prompt_guidelines: None, parameters: Value::Null }
     }
 
+    fn bare() -> Extension {
+        Extension { voice: None, bridge: None, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+    }
+
+    #[tokio::test]
+    async fn a_tool_nobody_has_is_bad_arguments_and_leaves_no_call_tracked() {
+        let ext = bare();
+        let e = ext.call("nope", Value::Null, Some(7)).await.unwrap_err();
+        assert_eq!((e.code(), e.message.as_str()), ("BAD_ARGUMENTS", "unknown tool: nope"));
+        assert_eq!(ext.calls_in_flight(), 0);
+        assert!(!ext.cancel(7), "a finished call can't be cancelled");
+    }
+
+    #[tokio::test]
+    async fn without_a_bridge_the_palace_events_do_nothing() {
+        let ext = bare();
+        assert!(!ext.on_agent_end(&json!([{"role": "user", "content": "hi"}])));
+        ext.on_agent_settled();
+        ext.on_session_start("startup", false);
+        assert_eq!(ext.on_before_agent_start().await, None);
+        assert_eq!(ext.diary_prompt("x"), None);
+        assert_eq!(ext.palace_command("reconnect").await, "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)");
+        let mut r = Registration::default();
+        assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).is_empty());
+    }
+
     #[test]
     fn a_registration_hands_each_name_to_pi_once() {
         let mut r = Registration::default();

@@ -97,14 +97,14 @@ pub fn init() -> NativeStats {
 
 /// The tools one load of the extension (startup, or each `/reload`) hands to pi: each name once.
 #[napi]
+#[derive(Default)]
 pub struct ToolRegistry(Registration);
 
 #[napi]
 impl ToolRegistry {
     #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
     pub fn new() -> ToolRegistry {
-        ToolRegistry(Registration::default())
+        ToolRegistry::default()
     }
 
     /// The voice tools pi doesn't have from this load yet.
