@@ -9,10 +9,43 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The tools one load of the extension (startup, or each `/reload`) hands to pi: each name once. */
+export declare class ToolRegistry {
+  constructor()
+  /** The voice tools pi doesn't have from this load yet. */
+  newVoiceTools(): Array<ToolDescriptor>
+  /**
+   * The MemPalace tools pi may register now and doesn't have from this load: the cached
+   * `tools/list` at load, the server's own after its handshake. `piTools`: the names
+   * `pi.getAllTools()` lists (null while pi loads extensions, when it throws); a palace tool
+   * never shadows one that is not this load's own.
+   */
+  newPalaceTools(piTools?: Array<string> | undefined | null): Array<ToolDescriptor>
+}
+
+/**
+ * pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,
+ * `agent_end` stops triggering feeds.
+ */
+export declare function agentSettled(): void
+
+/**
+ * pi's `before_agent_start`: the hidden wake-up message on the first prompt of a fresh session,
+ * else null. Bounded by the request timeout: never holds the prompt hostage.
+ */
+export declare function beforeAgentStart(): Promise<BeforeAgentStart | null>
+
+/** What pi's `before_agent_start` handler returns. */
+export interface BeforeAgentStart {
+  message: InjectedMessage
+}
+
 /**
  * Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
  * for bad input or a service that is down; a MemPalace tool rejects with the server's message
  * when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
+ * Rejects with an `Error` whose `code` is `TIMEOUT`, `PALACE_DOWN`, `SERVER_ERROR`,
+ * `BAD_ARGUMENTS`, `CANCELLED` or `INTERNAL`.
  */
 export declare function callTool(name: string, params?: any | undefined | null, callId?: number | undefined | null): Promise<ToolReply>
 
@@ -33,6 +66,13 @@ export declare function flushTurnLog(): Promise<void>
  * opens brain.db and starts the MemPalace handshake in the background. Never blocks.
  */
 export declare function init(): NativeStats
+
+/** The message `before_agent_start` injects (pi's `{message}`). */
+export interface InjectedMessage {
+  customType: string
+  content: string
+  display: boolean
+}
 
 /**
  * pi's `agent_end`: queues the turn's conversation row and a debounced transcript feed, and
@@ -74,43 +114,22 @@ export declare function palaceCommand(args: string): Promise<string>
 export declare function palaceDiaryPrompt(topic: string): string | null
 
 /**
- * pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
- * messages yet (a thread continued at startup is a resume).
- */
-export declare function palaceSessionStart(reason: string, hasMessages?: boolean | undefined | null): void
-
-/**
- * pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,
- * `agent_end` stops triggering feeds.
- */
-export declare function palaceSettled(): void
-
-/**
- * The MemPalace tools pi may register now: from the cached `tools/list` at load (so pi's startup
- * never waits for the palace), the server's own once its handshake is done. `taken`: the names
- * of tools something else in this pi process registered (pi's `getAllTools()` minus this
- * extension's own), which a palace tool never shadows.
- */
-export declare function palaceToolDescriptors(taken?: Array<string> | undefined | null): Array<ToolDescriptor>
-
-/**
- * Resolves with the MemPalace server's own tool list (what `palace::tools` let through) once
- * the background handshake is done; empty when the palace can't be had. The entry then
- * registers those it doesn't have yet through `palaceToolDescriptors`.
+ * Resolves with the MemPalace server's own tool list once the background handshake is done;
+ * empty when the palace can't be had. The entry then registers those it doesn't have yet.
  */
 export declare function palaceTools(): Promise<Array<ToolDescriptor>>
 
 /**
- * pi's `before_agent_start`: the wake-up text on the first prompt of a fresh session, else null.
- * Bounded by the request timeout: never holds the prompt hostage.
- */
-export declare function palaceWakeup(): Promise<string | null>
-
-/**
- * pi's `session_shutdown`: writes queued conversation rows, feeds the session's transcripts to
- * the palace (bounded by the feed timeouts) and, on `quit`, stops the MemPalace server.
+ * pi's `session_shutdown`: feeds the session's transcripts to the palace (bounded by the feed
+ * timeouts), on `quit` stops the MemPalace server, and writes queued conversation rows.
  */
 export declare function sessionShutdown(reason: string): Promise<void>
+
+/**
+ * pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
+ * messages yet (a thread continued at startup is a resume).
+ */
+export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null): void
 
 /** Counters of the process-wide state. */
 export declare function stats(): NativeStats
@@ -128,9 +147,6 @@ export interface ToolDescriptor {
    */
   parameters: any
 }
-
-/** The voice tools, registered at load. */
-export declare function toolDescriptors(): Array<ToolDescriptor>
 
 /** What a tool answered. */
 export interface ToolReply {

@@ -835,6 +835,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ToolRegistry = nativeBinding.ToolRegistry
+module.exports.agentSettled = nativeBinding.agentSettled
+module.exports.beforeAgentStart = nativeBinding.beforeAgentStart
 module.exports.callTool = nativeBinding.callTool
 module.exports.cancelCall = nativeBinding.cancelCall
 module.exports.flushTurnLog = nativeBinding.flushTurnLog
@@ -842,11 +845,7 @@ module.exports.init = nativeBinding.init
 module.exports.logTurn = nativeBinding.logTurn
 module.exports.palaceCommand = nativeBinding.palaceCommand
 module.exports.palaceDiaryPrompt = nativeBinding.palaceDiaryPrompt
-module.exports.palaceSessionStart = nativeBinding.palaceSessionStart
-module.exports.palaceSettled = nativeBinding.palaceSettled
-module.exports.palaceToolDescriptors = nativeBinding.palaceToolDescriptors
 module.exports.palaceTools = nativeBinding.palaceTools
-module.exports.palaceWakeup = nativeBinding.palaceWakeup
 module.exports.sessionShutdown = nativeBinding.sessionShutdown
+module.exports.sessionStart = nativeBinding.sessionStart
 module.exports.stats = nativeBinding.stats
-module.exports.toolDescriptors = nativeBinding.toolDescriptors

@@ -48,7 +48,7 @@ describe('bridge startup and faults', () => {
       `${loadTimer}
        const tools = await native.palaceTools();
        let err; try { await native.callTool('mempalace_status', {}, null); } catch (e) { err = e.message; }
-       const wake = await native.palaceWakeup();
+       const wake = await native.beforeAgentStart();
        return { loadMs, registered: reg, tools: tools.length, err, wake };`,
       { MEMPALACE_BRIDGE: '1', MEMPALACE_MCP_BIN: path.join(dir, 'no-such-mempalace-mcp'), MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10', PI_CODING_AGENT_DIR: path.join(dir, 'agent'), HOME: dir },
     );

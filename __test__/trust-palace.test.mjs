@@ -203,7 +203,7 @@ describe('a palace that is down (rule 8)', () => {
        await native.palaceTools(); // the handshake has failed
        for (let i = 0; i < 3; i++) {
          await pi.emit('agent_end', { messages: [] });
-         native.palaceSettled();
+         native.agentSettled();
          await native.sessionShutdown('new');
        }
        const feedDirWhileDown = fs.existsSync(${JSON.stringify(path.join(dir, 'agent', 'mempalace-feed'))});

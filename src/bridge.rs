@@ -7,7 +7,7 @@
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
-use crate::palace::wakeup::{compose_wakeup, WakeupGate};
+use crate::palace::wakeup::{compose_wakeup, WakeupGate, WakeupMessage};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -268,9 +268,9 @@ impl Bridge {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
     }
 
-    /// pi's first `before_agent_start` of a fresh session: the wake-up text, or None (not fresh,
-    /// already done, or the palace didn't answer within the request timeout).
-    pub async fn wakeup(&self) -> Option<String> {
+    /// pi's first `before_agent_start` of a fresh session: the wake-up message, or None (not
+    /// fresh, already done, or the palace didn't answer within the request timeout).
+    pub async fn wakeup(&self) -> Option<WakeupMessage> {
         if !self.wakeup.take() {
             return None;
         }
@@ -280,7 +280,7 @@ impl Bridge {
         let t0 = Instant::now();
         tokio::time::timeout(budget, self.connect()).await.ok()?.ok()?;
         let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
-        compose_wakeup(&ClientCaller(self.link.clone()), &self.cfg.agent_name, left).await
+        compose_wakeup(&ClientCaller(self.link.clone()), &self.cfg.agent_name, left).await.map(WakeupMessage::hidden)
     }
 
     /// The `/mempalace-diary [topic]` user message.
@@ -299,12 +299,14 @@ impl Bridge {
         outcome
     }
 
-    pub fn mark_settled_event(&self) {
+    /// pi emitted `agent_settled`: from now on it, not `agent_end`, triggers the feed.
+    pub fn agent_settled_seen(&self) {
         self.settled_event.store(true, Ordering::Relaxed);
     }
 
-    pub fn has_settled_event(&self) -> bool {
-        self.settled_event.load(Ordering::Relaxed)
+    /// Whether `agent_end` triggers a feed: only in a pi that has no `agent_settled` event.
+    pub fn feeds_on_agent_end(&self) -> bool {
+        !self.settled_event.load(Ordering::Relaxed)
     }
 
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.

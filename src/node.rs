@@ -1,11 +1,35 @@
-//! The N-API boundary: converts JS values to core types and back, nothing else.
+//! The N-API boundary: converts JS values to core types and back, nothing else. Every decision
+//! is made by [`Extension`] (src/extension.rs); errors become JS errors in [`js_error`] alone.
 
-use crate::extension::{Extension, STATE_CREATIONS};
-use crate::mcp::McpError;
+use crate::extension::{Background, Extension, Registration, Reply, ToolSpec, STATE_CREATIONS};
+use crate::palace::wakeup::WakeupMessage;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
+
+/// The extension, with its background work running on napi's tokio runtime.
+fn ext() -> &'static Extension {
+    fn on_napi_runtime(work: Background) {
+        spawn(work);
+    }
+    crate::extension::install_spawner(on_napi_runtime);
+    Extension::get()
+}
+
+/// The one place a core [`crate::error::Error`] becomes a JS `Error`: its message, and `code`
+/// the kind's stable code (`TIMEOUT`, `PALACE_DOWN`, `SERVER_ERROR`, `BAD_ARGUMENTS`,
+/// `CANCELLED`, `INTERNAL`). Runs on the JS thread; the returned error rejects with that object.
+fn js_error(env: &Env, e: crate::error::Error) -> Error {
+    let built = env.create_error(Error::new(Status::GenericFailure, e.message.clone())).and_then(|mut obj| {
+        obj.set_named_property("code", e.code())?;
+        Ok(obj)
+    });
+    match built {
+        Ok(obj) => Error::from(obj.to_unknown()),
+        Err(_) => Error::new(Status::GenericFailure, e.message),
+    }
+}
 
 /// A tool as pi registers it (`pi.registerTool`), minus `execute`.
 #[napi(object)]
@@ -18,6 +42,16 @@ pub struct ToolDescriptor {
     /// JSON Schema of the arguments (for MemPalace tools: the server's `inputSchema`, unchanged),
     /// passed to pi wrapped in TypeBox's `Type.Unsafe`.
     pub parameters: Value,
+}
+
+impl From<ToolSpec> for ToolDescriptor {
+    fn from(t: ToolSpec) -> ToolDescriptor {
+        ToolDescriptor { name: t.name, label: t.label, description: t.description, prompt_snippet: t.prompt_snippet, prompt_guidelines: t.prompt_guidelines, parameters: t.parameters }
+    }
+}
+
+fn descriptors(tools: Vec<ToolSpec>) -> Vec<ToolDescriptor> {
+    tools.into_iter().map(ToolDescriptor::from).collect()
 }
 
 /// What a tool answered.
@@ -57,145 +91,67 @@ pub struct NativeStats {
 /// opens brain.db and starts the MemPalace handshake in the background. Never blocks.
 #[napi]
 pub fn init() -> NativeStats {
-    let ext = Extension::get();
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        if let Some(voice) = &ext.voice {
-            let brain = voice.brain.clone();
-            spawn_blocking(move || {
-                if let Err(e) = brain.warm_up() {
-                    e.report(&format!("brain.db unavailable at {}", brain.path().display()));
-                }
-            });
-        }
-        if let Some(bridge) = ext.bridge.clone() {
-            spawn(async move {
-                let _ = bridge.connect().await;
-            });
-        }
-    });
+    ext().start();
     stats()
 }
 
-fn descriptor(d: crate::voice::descriptors::Descriptor) -> ToolDescriptor {
-    ToolDescriptor {
-        name: d.name.into(),
-        label: d.label.into(),
-        description: d.description.into(),
-        prompt_snippet: Some(d.prompt_snippet.into()),
-        prompt_guidelines: Some(d.prompt_guidelines.iter().map(|s| s.to_string()).collect()),
-        parameters: d.parameters,
-    }
-}
-
-/// Palace tools as pi registers them. They passed `palace::tools` (name, schema type, size), so
-/// each schema converts to a JS value: napi-rs refuses a value of over a million nodes or 128
-/// levels, which made a cached million-value schema throw at load, taking the voice tools along.
-fn palace_descriptors(tools: Vec<crate::mcp::ToolInfo>) -> Vec<ToolDescriptor> {
-    tools
-        .into_iter()
-        .map(|t| ToolDescriptor {
-            label: t.name.clone(),
-            name: t.name,
-            description: t.description.unwrap_or_default(),
-            prompt_snippet: None,
-            prompt_guidelines: None,
-            parameters: t.input_schema,
-        })
-        .collect()
-}
-
-/// The voice tools, registered at load.
+/// The tools one load of the extension (startup, or each `/reload`) hands to pi: each name once.
 #[napi]
-pub fn tool_descriptors() -> Vec<ToolDescriptor> {
-    match Extension::get().voice {
-        Some(_) => crate::voice::descriptors::voice_tools().into_iter().map(descriptor).collect(),
-        None => Vec::new(),
-    }
-}
+#[derive(Default)]
+pub struct ToolRegistry(Registration);
 
-/// The MemPalace tools pi may register now: from the cached `tools/list` at load (so pi's startup
-/// never waits for the palace), the server's own once its handshake is done. `taken`: the names
-/// of tools something else in this pi process registered (pi's `getAllTools()` minus this
-/// extension's own), which a palace tool never shadows.
 #[napi]
-pub fn palace_tool_descriptors(taken: Option<Vec<String>>) -> Vec<ToolDescriptor> {
-    match &Extension::get().bridge {
-        Some(bridge) => palace_descriptors(bridge.tools_for_pi(&taken.unwrap_or_default())),
-        None => Vec::new(),
+impl ToolRegistry {
+    #[napi(constructor)]
+    pub fn new() -> ToolRegistry {
+        ToolRegistry::default()
+    }
+
+    /// The voice tools pi doesn't have from this load yet.
+    #[napi]
+    pub fn new_voice_tools(&mut self) -> Vec<ToolDescriptor> {
+        descriptors(self.0.voice_tools(ext()))
+    }
+
+    /// The MemPalace tools pi may register now and doesn't have from this load: the cached
+    /// `tools/list` at load, the server's own after its handshake. `piTools`: the names
+    /// `pi.getAllTools()` lists (null while pi loads extensions, when it throws); a palace tool
+    /// never shadows one that is not this load's own.
+    #[napi]
+    pub fn new_palace_tools(&mut self, pi_tools: Option<Vec<String>>) -> Vec<ToolDescriptor> {
+        descriptors(self.0.palace_tools(ext(), pi_tools))
     }
 }
 
-/// Resolves with the MemPalace server's own tool list (what `palace::tools` let through) once
-/// the background handshake is done; empty when the palace can't be had. The entry then
-/// registers those it doesn't have yet through `palaceToolDescriptors`.
+/// Resolves with the MemPalace server's own tool list once the background handshake is done;
+/// empty when the palace can't be had. The entry then registers those it doesn't have yet.
 #[napi]
 pub async fn palace_tools() -> Vec<ToolDescriptor> {
-    match Extension::get().bridge.clone() {
-        Some(b) => b.connect().await.map(palace_descriptors).unwrap_or_default(),
-        None => Vec::new(),
-    }
+    descriptors(ext().palace_tools().await)
 }
 
-fn text_reply(text: String) -> ToolReply {
-    ToolReply { content: vec![json!({"type": "text", "text": text})], text }
+impl From<Reply> for ToolReply {
+    fn from(r: Reply) -> ToolReply {
+        ToolReply { text: r.text, content: r.content }
+    }
 }
 
 /// Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
 /// for bad input or a service that is down; a MemPalace tool rejects with the server's message
 /// when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
-#[napi]
-pub async fn call_tool(name: String, params: Option<Value>, call_id: Option<u32>) -> Result<ToolReply> {
-    let ext = Extension::get();
-    let args = params.unwrap_or(Value::Null);
-    let cancelled = call_id.map(|id| ext.track(id));
-    let result = match (&ext.voice, &ext.bridge) {
-        (Some(voice), _) if crate::voice::descriptors::is_voice_tool(&name) => call_voice(voice.clone(), &name, args, cancelled).await,
-        (_, Some(bridge)) => call_palace(bridge.clone(), &name, args, cancelled).await,
-        _ => Err(Error::new(Status::InvalidArg, format!("unknown tool: {name}"))),
-    };
-    if let Some(id) = call_id {
-        ext.untrack(id);
-    }
-    result
-}
-
-async fn call_voice(voice: std::sync::Arc<crate::voice::Voice>, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<ToolReply> {
-    use futures_util::FutureExt;
-    // A panic inside a tool becomes an error here instead of taking pi down. Cancelling drops the
-    // call: an HTTP request is aborted; a store write already on the blocking pool still lands.
-    let call = std::panic::AssertUnwindSafe(voice.call(name, &args)).catch_unwind();
-    let outcome = match cancelled {
-        None => call.await,
-        Some(cancelled) => tokio::select! {
-            r = call => r,
-            _ = cancelled => return Err(Error::new(Status::Cancelled, format!("{name}: aborted"))),
-        },
-    };
-    match outcome {
-        Ok(Some(text)) => Ok(text_reply(text)),
-        Ok(None) => Err(Error::new(Status::InvalidArg, format!("unknown tool: {name}"))),
-        Err(panic) => {
-            let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-            Err(Error::new(Status::GenericFailure, format!("internal error in {name}: {why}")))
-        }
-    }
-}
-
-async fn call_palace(bridge: std::sync::Arc<crate::bridge::Bridge>, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<ToolReply> {
-    match bridge.call(name, args, cancelled).await {
-        Ok(r) if r.is_error => Err(Error::new(Status::GenericFailure, crate::bridge::text_of(&r))),
-        Ok(r) => Ok(ToolReply { text: crate::bridge::text_of(&r), content: crate::bridge::to_pi_content(&r) }),
-        Err(McpError::Cancelled) => Err(Error::new(Status::Cancelled, format!("{name}: aborted"))),
-        Err(e) => Err(Error::new(Status::GenericFailure, e.to_string())),
-    }
+/// Rejects with an `Error` whose `code` is `TIMEOUT`, `PALACE_DOWN`, `SERVER_ERROR`,
+/// `BAD_ARGUMENTS`, `CANCELLED` or `INTERNAL`.
+#[napi(ts_return_type = "Promise<ToolReply>")]
+pub fn call_tool(env: &Env, name: String, params: Option<Value>, call_id: Option<u32>) -> Result<PromiseRaw<'_, ToolReply>> {
+    let called = async move { Ok(ext().call(&name, params.unwrap_or(Value::Null), call_id).await) };
+    env.spawn_future_with_callback(called, |env, r| r.map(ToolReply::from).map_err(|e| js_error(env, e)))
 }
 
 /// Aborts a call started with `callId` (pi's AbortSignal fired). Returns false when that call
 /// already finished.
 #[napi]
 pub fn cancel_call(call_id: u32) -> bool {
-    Extension::get().cancel(call_id)
+    ext().cancel(call_id)
 }
 
 /// pi's `agent_end`: queues the turn's conversation row and a debounced transcript feed, and
@@ -203,26 +159,12 @@ pub fn cancel_call(call_id: u32) -> bool {
 /// logged turn, or voice tools off). Never throws: odd input is reported on stderr.
 #[napi]
 pub fn log_turn(env: Env, messages: Unknown) -> bool {
-    let ext = Extension::get();
-    if let Some(bridge) = ext.bridge.clone().filter(|b| !b.has_settled_event()) {
-        spawn(async move {
-            bridge.settled().await;
-        });
-    }
-    let Some(voice) = ext.voice.clone() else { return false };
-    let messages = match slim_messages(&env, messages) {
-        Ok(v) => v,
+    match slim_messages(&env, messages) {
+        Ok(messages) => ext().on_agent_end(&messages),
         Err(e) => {
             crate::diag!("turn log: unreadable agent_end messages: {e}");
-            return false;
+            ext().on_agent_end(&Value::Null)
         }
-    };
-    match voice.log.submit(voice.brain.clone(), &messages) {
-        Some(write) => {
-            spawn(write);
-            true
-        }
-        None => false,
     }
 }
 
@@ -234,6 +176,7 @@ fn slim_messages(env: &Env, messages: Unknown) -> Result<Value> {
     if !messages.is_array()? {
         return Ok(Value::Null);
     }
+    // SAFETY: `cast` doesn't check the type; `is_array` just did.
     let list: Array = unsafe { messages.cast()? };
     let mut out = Vec::with_capacity(list.len() as usize);
     for i in 0..list.len() {
@@ -242,6 +185,7 @@ fn slim_messages(env: &Env, messages: Unknown) -> Result<Value> {
             out.push(Value::Null);
             continue;
         }
+        // SAFETY: `cast` doesn't check the type; `get_type` just said Object.
         let m: Object = unsafe { m.cast()? };
         let role: Option<Unknown> = m.get("role")?;
         let role = match role {
@@ -271,6 +215,7 @@ fn slim_content(env: &Env, content: Option<Unknown>) -> Result<Value> {
     if !content.is_array()? {
         return Ok(Value::Null);
     }
+    // SAFETY: `cast` doesn't check the type; `is_array` just did.
     let blocks: Array = unsafe { content.cast()? };
     let mut out = Vec::new();
     for i in 0..blocks.len() {
@@ -278,6 +223,7 @@ fn slim_content(env: &Env, content: Option<Unknown>) -> Result<Value> {
         if b.get_type()? != ValueType::Object {
             continue;
         }
+        // SAFETY: `cast` doesn't check the type; `get_type` just said Object.
         let b: Object = unsafe { b.cast()? };
         let is_text = matches!(b.get::<Unknown>("type")?, Some(t) if t.get_type()? == ValueType::String && env.from_js_value::<String, _>(t)? == "text");
         if !is_text {
@@ -296,76 +242,74 @@ fn slim_content(env: &Env, content: Option<Unknown>) -> Result<Value> {
 /// reached stderr.
 #[napi]
 pub async fn flush_turn_log() {
-    if let Some(voice) = Extension::get().voice.clone() {
-        voice.log.flush().await;
-    }
-    let _ = tokio::task::spawn_blocking(|| crate::diag::flush(std::time::Duration::from_secs(1))).await;
+    ext().flush().await
 }
 
 /// pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,
 /// `agent_end` stops triggering feeds.
 #[napi]
-pub fn palace_settled() {
-    if let Some(bridge) = Extension::get().bridge.clone() {
-        bridge.mark_settled_event();
-        spawn(async move {
-            bridge.settled().await;
-        });
-    }
+pub fn agent_settled() {
+    ext().on_agent_settled()
 }
 
 /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
 /// messages yet (a thread continued at startup is a resume).
 #[napi]
-pub fn palace_session_start(reason: String, has_messages: Option<bool>) {
-    if let Some(b) = &Extension::get().bridge {
-        b.session_start(&reason, has_messages.unwrap_or(false));
+pub fn session_start(reason: String, has_messages: Option<bool>) {
+    ext().on_session_start(&reason, has_messages.unwrap_or(false))
+}
+
+/// The message `before_agent_start` injects (pi's `{message}`).
+#[napi(object)]
+pub struct InjectedMessage {
+    pub custom_type: String,
+    pub content: String,
+    pub display: bool,
+}
+
+/// What pi's `before_agent_start` handler returns.
+#[napi(object)]
+pub struct BeforeAgentStart {
+    pub message: InjectedMessage,
+}
+
+impl From<WakeupMessage> for BeforeAgentStart {
+    fn from(m: WakeupMessage) -> BeforeAgentStart {
+        BeforeAgentStart { message: InjectedMessage { custom_type: m.custom_type.into(), content: m.content, display: m.display } }
     }
 }
 
-/// pi's `before_agent_start`: the wake-up text on the first prompt of a fresh session, else null.
-/// Bounded by the request timeout: never holds the prompt hostage.
+/// pi's `before_agent_start`: the hidden wake-up message on the first prompt of a fresh session,
+/// else null. Bounded by the request timeout: never holds the prompt hostage.
 #[napi]
-pub async fn palace_wakeup() -> Option<String> {
-    let bridge = Extension::get().bridge.clone()?;
-    bridge.wakeup().await
+pub async fn before_agent_start() -> Option<BeforeAgentStart> {
+    ext().on_before_agent_start().await.map(BeforeAgentStart::from)
 }
 
 /// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
 /// says how that went; anything else answers the usage. The entry then registers new tools.
 #[napi]
 pub async fn palace_command(args: String) -> String {
-    let Some(bridge) = Extension::get().bridge.clone() else { return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into() };
-    match args.trim() {
-        "reconnect" => match bridge.reconnect().await {
-            Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
-            Err(e) => format!("MemPalace is still unavailable: {e}"),
-        },
-        _ => "usage: /mempalace reconnect (start the palace again after it went down)".into(),
-    }
+    ext().palace_command(&args).await
 }
 
 /// The user message `/mempalace-diary [topic]` sends (null when the bridge is off).
 #[napi]
 pub fn palace_diary_prompt(topic: String) -> Option<String> {
-    Extension::get().bridge.as_ref().map(|b| b.diary_prompt(&topic))
+    ext().diary_prompt(&topic)
 }
 
-/// pi's `session_shutdown`: writes queued conversation rows, feeds the session's transcripts to
-/// the palace (bounded by the feed timeouts) and, on `quit`, stops the MemPalace server.
+/// pi's `session_shutdown`: feeds the session's transcripts to the palace (bounded by the feed
+/// timeouts), on `quit` stops the MemPalace server, and writes queued conversation rows.
 #[napi]
 pub async fn session_shutdown(reason: String) {
-    let ext = Extension::get();
-    if let Some(bridge) = ext.bridge.clone() {
-        bridge.session_shutdown(&reason).await;
-    }
-    flush_turn_log().await;
+    ext().shutdown(&reason).await
 }
 
 /// Counters of the process-wide state.
 #[napi]
 pub fn stats() -> NativeStats {
-    let ext = Extension::get();
+    let ext = ext();
     let n = |a: &std::sync::atomic::AtomicUsize| a.load(Ordering::Relaxed) as u32;
     let v = ext.voice.as_deref();
     let b = ext.bridge.as_deref();

@@ -136,7 +136,7 @@ async function main() {
   console.error = origError;
   const native = require(path.join(PKG, 'native.js'));
 
-  await step('init() and toolDescriptors() through the pi factory', () => {
+  await step('init() and the ToolRegistry through the pi factory', () => {
     factory(pi);
     // Synchronously: the voice tools only (the palace's come once its handshake is done: no cache yet).
     assert.deepEqual([...tools.keys()], VOICE_TOOLS);

@@ -13,6 +13,21 @@ use std::time::Duration;
 /// The `customType` of the injected message.
 pub const WAKEUP_CUSTOM_TYPE: &str = "mempalace-wakeup";
 
+/// The message pi injects before the first prompt of a fresh session (`before_agent_start`'s
+/// `{message}`): hidden from the user, read by the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WakeupMessage {
+    pub custom_type: &'static str,
+    pub content: String,
+    pub display: bool,
+}
+
+impl WakeupMessage {
+    pub fn hidden(content: String) -> WakeupMessage {
+        WakeupMessage { custom_type: WAKEUP_CUSTOM_TYPE, content, display: false }
+    }
+}
+
 const IDLE: u8 = 0;
 const ARMED: u8 = 1;
 
@@ -41,11 +56,6 @@ impl WakeupGate {
     /// On `before_agent_start`: true exactly once after an arming `session_start`.
     pub fn take(&self) -> bool {
         self.0.compare_exchange(ARMED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
-    }
-
-    /// Whether the next `take` would fire.
-    pub fn is_armed(&self) -> bool {
-        self.0.load(Ordering::SeqCst) == ARMED
     }
 }
 
@@ -91,7 +101,6 @@ mod tests {
         assert!(!g.take(), "not armed before any session_start");
         for reason in ["startup", "new"] {
             g.session_start(reason);
-            assert!(g.is_armed());
             assert!(g.take(), "{reason} arms");
             assert!(!g.take(), "fires once");
         }

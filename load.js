@@ -1,0 +1,52 @@
+'use strict';
+// What index.js needs around the native module: loading it (a missing or unloadable binary is
+// reported on stderr, never thrown) and converting between pi's shapes and the native API's.
+let Type;
+try { ({ Type } = require('@sinclair/typebox')); } catch { Type = { Unsafe: (schema) => schema }; }
+let nextCallId = 1;
+
+/** The native module, or null (said on stderr, with what to do about it). */
+exports.loadNative = function loadNative() {
+  try {
+    return require('./native.js');
+  } catch (e) {
+    console.error(`[dotty-pi-ext] native module unavailable, no tools registered: ${e.message}\n${loadHelp(e)}`);
+    return null;
+  }
+};
+
+/** A native tool descriptor as pi registers it: TypeBox parameters, and an `execute` whose AbortSignal cancels the native call. */
+exports.piTool = function piTool(native, tool) {
+  async function execute(_toolCallId, params, signal) {
+    const callId = nextCallId++;
+    const abort = () => native.cancelCall(callId);
+    signal?.addEventListener('abort', abort, { once: true });
+    try {
+      return { content: (await native.callTool(tool.name, params ?? {}, callId)).content, details: {} };
+    } finally {
+      signal?.removeEventListener('abort', abort);
+    }
+  }
+  return { ...tool, parameters: Type.Unsafe(tool.parameters), execute };
+};
+
+/** The names of every tool pi knows, or null while pi loads extensions (getAllTools throws then). */
+exports.piToolNames = function piToolNames(pi) {
+  try { return pi.getAllTools().map((t) => t.name); } catch { return null; }
+};
+
+/** Whether the session `session_start` reports already holds messages. */
+exports.hasMessages = function hasMessages(ctx) {
+  return !!ctx?.sessionManager?.getEntries?.()?.some((e) => e.type === 'message');
+};
+
+// What to do about a missing or unloadable binary, and why each place the loader looked failed.
+function loadHelp(e) {
+  const triple = `${process.platform}-${process.arch}`;
+  const tried = [];
+  for (let c = e && e.cause; c; c = c.cause) if (!/wasi/.test(c.message)) tried.unshift(String(c.message).split('\n')[0]);
+  const fix = ['linux-x64', 'linux-arm64'].includes(triple)
+    ? `install the optional dependency dotty-pi-ext-${triple}-gnu (npm install --include=optional), or build from source with \`npm run build\` (needs a Rust toolchain)`
+    : `no prebuilt binary for ${triple}: build from source with \`npm run build\` (needs a Rust toolchain)`;
+  return `[dotty-pi-ext] to fix: ${fix}` + tried.map((m) => `\n[dotty-pi-ext]   tried: ${m}`).join('');
+}
