@@ -1,7 +1,9 @@
 //! The MCP client against the REAL MemPalace 3.11.0 server, over stdio and HTTP. The server must
-//! be installed (`../shared/tools/mempalace/install.sh`; root `$MEMPALACE_ROOT`, else
+//! be installed (`scripts/mempalace/install.sh`; root `$MEMPALACE_ROOT`, else
 //! `~/.cache/mempalace-test`): these tests fail, not skip, without it. Timings go to stderr
 //! (`-- --nocapture`).
+
+#![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
 
 use dotty_pi_ext::config::Secret;
 use dotty_pi_ext::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
@@ -9,8 +11,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+/// A file of this repository.
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
 /// The install root; panics with the fix when the server is missing.
@@ -21,14 +24,14 @@ fn mempalace_root() -> PathBuf {
     });
     assert!(
         root.join("venv/bin/mempalace-mcp").exists(),
-        "the real MemPalace server is not installed under {}: run ../shared/tools/mempalace/install.sh (or set MEMPALACE_ROOT)",
+        "the real MemPalace server is not installed under {}: run scripts/mempalace/install.sh (or set MEMPALACE_ROOT)",
         root.display()
     );
     root
 }
 
 fn reference_tools() -> Vec<Value> {
-    let p = shared().join("reference/mempalace-3.11.0-tools.json");
+    let p = repo("__test__/fixtures/mempalace-3.11.0-tools.json");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap();
     v["tools"].as_array().unwrap().clone()
 }
@@ -55,7 +58,7 @@ fn timing(what: &str, d: Duration) {
 fn stdio_cfg(dir: &Path) -> McpConfig {
     let root = mempalace_root();
     McpConfig {
-        bin: shared().join("tools/mempalace/start-stdio.sh").display().to_string(),
+        bin: repo("scripts/mempalace/start-stdio.sh").display().to_string(),
         child_env: vec![
             ("MEMPALACE_ROOT".into(), root.display().to_string()),
             ("MEMPALACE_PALACE".into(), dir.join("palace").display().to_string()),
@@ -192,7 +195,7 @@ impl Drop for HttpServer {
 
 fn start_http(dir: &Path, token: &str) -> HttpServer {
     let root = mempalace_root();
-    let out = std::process::Command::new(shared().join("tools/mempalace/start-http.sh"))
+    let out = std::process::Command::new(repo("scripts/mempalace/start-http.sh"))
         .env("MEMPALACE_ROOT", &root)
         .env("MEMPALACE_PALACE", dir.join("palace"))
         .env("MEMPALACE_MCP_HTTP_TOKEN", token)
