@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use crate::sync::lock;
 
 /// Wake-up is bounded by the request timeout; with `MEMPALACE_MCP_TIMEOUT_MS=0` (none) by this.
 const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -51,11 +52,11 @@ struct Link {
 
 impl Link {
     fn client(&self) -> Arc<McpClient> {
-        self.client.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.client).clone()
     }
 
     fn set_failed(&self, why: Option<String>) {
-        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = why;
+        *lock(&self.failed) = why;
     }
 
     /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
@@ -63,7 +64,7 @@ impl Link {
     /// work then (contracts/trust-and-limits.md).
     fn down_reason(&self) -> Option<String> {
         let s = self.client().stats();
-        let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let failed = lock(&self.failed).clone();
         if s.connected && !s.down {
             return None;
         }
@@ -163,7 +164,7 @@ impl Bridge {
 
     /// The tools known right now (the cache until the server has answered).
     pub fn known_tools(&self) -> Vec<ToolInfo> {
-        self.tools.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.tools).clone()
     }
 
     /// The known tools pi may register now: minus those whose names something else in this pi
@@ -173,7 +174,7 @@ impl Bridge {
         let known = self.known_tools();
         let clash: Vec<String> = crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
         if !clash.is_empty() {
-            let mut said = self.said_taken.lock().unwrap_or_else(|p| p.into_inner());
+            let mut said = lock(&self.said_taken);
             let new: Vec<crate::palace::tools::Refused> = clash
                 .iter()
                 .filter(|n| !said.contains(n))
@@ -213,7 +214,7 @@ impl Bridge {
         if self.shut_down.load(Ordering::SeqCst) {
             return Err("the bridge is shut down".into());
         }
-        let old = std::mem::replace(&mut *self.link.client.lock().unwrap_or_else(|p| p.into_inner()), McpClient::new(self.mcp_cfg.clone()));
+        let old = std::mem::replace(&mut *lock(&self.link.client), McpClient::new(self.mcp_cfg.clone()));
         old.shutdown().await;
         let r = self.handshake().await;
         *done = Some(r.clone());
@@ -231,12 +232,12 @@ impl Bridge {
                     crate::diag!("{line}");
                 }
                 let tools = admitted.tools;
-                let changed = *self.tools.lock().unwrap_or_else(|p| p.into_inner()) != tools;
+                let changed = *lock(&self.tools) != tools;
                 if changed {
                     if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
                         crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
                     }
-                    *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools.clone();
+                    *lock(&self.tools) = tools.clone();
                 }
                 if client.config().debug {
                     crate::diag!("mempalace: connected to {} in {} ms, {} tools", client.config().target(), t0.elapsed().as_millis(), tools.len());

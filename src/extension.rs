@@ -19,6 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use crate::sync::lock;
 
 /// Counts how many times the state was built in this process (always 1: tests assert it).
 pub static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -205,22 +206,22 @@ impl Extension {
     /// Registers a cancellable call; the receiver fires when [`Extension::cancel`] is called.
     fn track(&self, call_id: u32) -> tokio::sync::oneshot::Receiver<()> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).insert(call_id, tx);
+        lock(&self.cancels).insert(call_id, tx);
         rx
     }
 
     fn untrack(&self, call_id: u32) {
-        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id);
+        lock(&self.cancels).remove(&call_id);
     }
 
     /// Cancels a tracked call (pi's AbortSignal fired). False when that call already finished.
     pub fn cancel(&self, call_id: u32) -> bool {
-        let tx = self.cancels.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id);
+        let tx = lock(&self.cancels).remove(&call_id);
         tx.map(|tx| tx.send(()).is_ok()).unwrap_or(false)
     }
 
     pub fn calls_in_flight(&self) -> usize {
-        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).len()
+        lock(&self.cancels).len()
     }
 
     /// pi's `agent_end` (`messages`: the slim form `node.rs` reads off the JS heap): queues the

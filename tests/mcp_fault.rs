@@ -2,6 +2,8 @@
 //! stdio and Streamable HTTP. Timings go to stderr: `cargo test --no-default-features --test
 //! mcp_fault -- --nocapture`.
 
+#![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
+
 use dotty_pi_ext::config::Secret;
 use dotty_pi_ext::mcp::{CallResult, McpClient, McpConfig, McpError};
 use serde_json::{json, Value};

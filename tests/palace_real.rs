@@ -1,6 +1,8 @@
 //! The built-in exporter against the REAL MemPalace 3.11.0 CLI. It must be installed
-//! (`../shared/tools/mempalace/install.sh`; root `$MEMPALACE_ROOT`, else `~/.cache/mempalace-test`):
+//! (`scripts/mempalace/install.sh`; root `$MEMPALACE_ROOT`, else `~/.cache/mempalace-test`):
 //! this test fails, not skips, without it.
+
+#![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
 
 #[path = "../src/palace/fixtures.rs"]
 mod fixtures;
@@ -10,7 +12,7 @@ use fixtures::{session_jsonl, write_session};
 use std::path::PathBuf;
 use std::process::Stdio;
 
-/// The real MemPalace 3.11.0 (installed by ../shared/tools/mempalace/install.sh) files the
+/// The real MemPalace 3.11.0 (installed by scripts/mempalace/install.sh) files the
 /// built-in exporter's staging folder and finds it again with `mempalace search`.
 #[test]
 fn real_mempalace_mines_the_staged_export() {
@@ -23,7 +25,7 @@ fn real_mempalace_mines_the_staged_export() {
     let cli = root.join("venv/bin/mempalace");
     assert!(
         cli.is_file(),
-        "the real MemPalace is not installed under {}: run ../shared/tools/mempalace/install.sh (or set MEMPALACE_ROOT)",
+        "the real MemPalace is not installed under {}: run scripts/mempalace/install.sh (or set MEMPALACE_ROOT)",
         root.display()
     );
     let agent = tempfile::tempdir().unwrap();

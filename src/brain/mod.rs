@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use crate::sync::lock;
 
-/// The schema of a production brain.db (`../shared/reference/brain-schema.sql`), used only to create
+/// The schema of a production brain.db (`brain-schema.sql`, described in docs/voice-tools.md), used only to create
 /// a brand-new file at the default path.
 pub const SCHEMA_SQL: &str = include_str!("../../brain-schema.sql");
 
@@ -379,9 +380,6 @@ fn retire(c: Connection) {
     drop(c);
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A file's identity: device and inode. A path whose identity changed holds another file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

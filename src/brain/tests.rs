@@ -66,7 +66,7 @@ fn an_existing_file_is_not_altered() {
 }
 
 #[test]
-#[allow(clippy::type_complexity)] // one tuple per column, read back exactly
+#[allow(clippy::type_complexity, reason = "one tuple per column, read back exactly")]
 fn insert_writes_the_contract_row() {
     let dir = tempfile::tempdir().unwrap();
     let (b, p) = fresh(&dir);

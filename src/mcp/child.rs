@@ -14,8 +14,9 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
+use crate::sync::lock;
 
-/// The env of the child never holds these (`../shared/contracts/trust-and-limits.md`).
+/// The env of the child never holds these (docs/trust.md).
 const SECRET_ENV: &[&str] = &["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
 
 /// A started child, its pipes and its process group.
@@ -66,7 +67,7 @@ impl StderrTail {
 
     /// The kept lines, joined; `None` when the child said nothing.
     pub fn text(&self) -> Option<String> {
-        let t = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let t = lock(&self.lines);
         (!t.is_empty()).then(|| t.iter().cloned().collect::<Vec<_>>().join(" | "))
     }
 
@@ -83,7 +84,7 @@ impl StderrTail {
                         crate::diag!("mempalace: {line}");
                     }
                     if !line.trim().is_empty() {
-                        let mut t = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut t = lock(&self.lines);
                         if t.len() == 3 {
                             t.pop_front();
                         }

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
+use crate::sync::lock;
 
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +103,7 @@ impl McpClient {
     }
 
     fn st(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn is_closed(&self) -> bool {

@@ -1,5 +1,5 @@
 //! Environment → [`McpConfig`]. Names and defaults are part of the interface
-//! (`../shared/contracts/mempalace-bridge.md`); a malformed value gives a warning and the default.
+//! (docs/mempalace-bridge.md); a malformed value gives a warning and the default.
 
 use crate::config::{EnvReader, Secret};
 use std::time::Duration;

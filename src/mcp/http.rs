@@ -5,7 +5,7 @@
 //! (errors, diagnostics) goes through `scrub`, so even a server echoing it can't leak it. The URL
 //! may carry `user:password@` (reqwest sends it as basic auth): messages show it without them.
 //!
-//! No redirect is followed (`../shared/contracts/trust-and-limits.md`): a 3xx fails the call, so
+//! No redirect is followed (docs/trust.md): a 3xx fails the call, so
 //! the token and the body only ever go to the configured origin. One message (a JSON body, one SSE
 //! event) is at most `max_message_bytes`; a longer one fails the request it answers.
 
@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
+use crate::sync::lock;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -125,7 +126,7 @@ impl HttpConn {
     }
 
     pub fn set_protocol(&self, v: &str) {
-        *self.inner.protocol.lock().unwrap_or_else(|e| e.into_inner()) = Some(v.to_string());
+        *lock(&self.inner.protocol) = Some(v.to_string());
     }
 
     pub async fn request(
@@ -186,7 +187,7 @@ impl Inner {
     }
 
     fn session(&self) -> Option<String> {
-        self.session.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.session).clone()
     }
 
     /// Removes the token and the URL's credentials from any text that leaves this module.
@@ -214,7 +215,7 @@ impl Inner {
         if let Some(s) = self.session() {
             req = req.header(SESSION_HEADER, s);
         }
-        if let Some(p) = self.protocol.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        if let Some(p) = lock(&self.protocol).clone() {
             req = req.header("mcp-protocol-version", p);
         }
         req
@@ -229,7 +230,7 @@ impl Inner {
                 if self.debug {
                     crate::diag!("MemPalace session expired (HTTP 404); initializing a new one");
                 }
-                *self.session.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                *lock(&self.session) = None;
                 let init_id = self.next_id.fetch_add(1, Ordering::Relaxed);
                 let init = jsonrpc::request(init_id, "initialize", jsonrpc::initialize_params());
                 self.round_trip(&init, Some(init_id)).await?;
@@ -253,7 +254,7 @@ impl Inner {
             }
         })?;
         if let Some(s) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-            *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.to_string());
+            *lock(&self.session) = Some(s.to_string());
         }
         let status = resp.status();
         if status.is_redirection() {

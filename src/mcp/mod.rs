@@ -1,7 +1,7 @@
 //! A small MCP client for MemPalace's server: JSON-RPC 2.0 over a stdio child or MCP Streamable
 //! HTTP, behind one supervisor ([`McpClient`]) that gives both transports the same hardening:
 //! per-request timeouts, stall-kill, bounded respawn with capped exponential backoff, a fail-fast
-//! latch when the budget is used up (`../shared/contracts/mempalace-bridge.md`).
+//! latch when the budget is used up (docs/mempalace-bridge.md).
 //!
 //! **Why hand-written and not `rmcp`.** The client needs four requests (`initialize`,
 //! `tools/list`, `tools/call`, `ping` replies) and two notifications. The hard part is not the
@@ -13,7 +13,7 @@
 //! different transport stacks whose error types and cancellation behave differently; here one
 //! [`transport::Conn`] interface has two implementations that share one request race, fail the
 //! same way and are tested by the same fault-injecting server. It also saves ~70 s on every warm release build
-//! (measured in `../shared/reference/toolchain.md`) and a large dependency tree.
+//! and a large dependency tree.
 //!
 //! Layout, each module using only the ones below it (like mini-redis's frame → connection →
 //! client):

@@ -6,7 +6,7 @@
 //! in the pipe), a reader (routes replies by id, skips garbage, drops over-long lines as they
 //! stream), a stderr drainer and a reaper (`child`).
 //!
-//! Bounds (`../shared/contracts/trust-and-limits.md`): one line at most `max_message_bytes`; our
+//! Bounds (docs/trust.md): one line at most `max_message_bytes`; our
 //! requests and our replies to the server's requests go through bounded queues, and a server
 //! that leaves more than [`MAX_UNANSWERED`] of its own requests unanswered because it does not
 //! read its stdin is killed. The child runs in its own process group and is killed as a group, so
@@ -31,6 +31,7 @@ use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, watch};
+use crate::sync::lock;
 
 /// Requests the server sent us whose replies are not yet written: more means it sends faster than
 /// it reads (a ping flood from a server that never reads stdin grew memory without bound).
@@ -91,7 +92,7 @@ impl Shared {
             }
         });
         // Dropping the senders wakes every waiter; they read the reason from `dead`.
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        lock(&self.pending).clear();
     }
 
     /// Marks the connection dead and has the reaper stop the child's process group.
@@ -99,7 +100,7 @@ impl Shared {
         // Before `die`: the writer reads it when it sees the death.
         self.stopped_by_us.store(true, Ordering::SeqCst);
         self.die(reason);
-        if let Some(tx) = self.kill_tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(tx) = lock(&self.kill_tx).take() {
             let _ = tx.send(grace);
         }
     }
@@ -170,7 +171,7 @@ impl StdioConn {
     }
 
     fn sender(&self) -> Option<mpsc::Sender<Out>> {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.writer).clone()
     }
 
     /// Queues a line without waiting (cancel notices: best effort).
@@ -196,7 +197,7 @@ impl StdioConn {
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, reply_rx) = oneshot::channel();
-        self.sh.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, reply_tx);
+        lock(&self.sh.pending).insert(id, reply_tx);
         // Removes the entry however this function ends (reply, timeout, cancel, or the caller
         // dropping the future).
         let _guard = PendingGuard { sh: &self.sh, id };
@@ -249,7 +250,7 @@ impl StdioConn {
     }
 
     fn close_stdin(&self) {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        lock(&self.writer).take();
     }
 
     pub fn kill(&self, reason: &str, grace: Duration) {
@@ -277,7 +278,7 @@ struct PendingGuard<'a> {
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        self.sh.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        lock(&self.sh.pending).remove(&self.id);
     }
 }
 
@@ -451,7 +452,7 @@ impl Router<'_> {
 
 /// Hands a reply to the request waiting for `id`.
 fn deliver(sh: &Shared, id: u64, outcome: Reply) {
-    let tx = sh.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    let tx = lock(&sh.pending).remove(&id);
     if let Some(tx) = tx {
         let _ = tx.send(outcome);
     } else if sh.debug {

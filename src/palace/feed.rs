@@ -21,6 +21,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+use crate::sync::lock;
 
 /// Why a trigger did not feed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +52,7 @@ pub enum FeedOutcome {
 
 /// The non-blocking cross-process feed lock (released when dropped).
 #[derive(Debug)]
-pub struct FeedLock(#[allow(dead_code)] std::fs::File);
+pub struct FeedLock(#[allow(dead_code, reason = "held, never read: the flock lasts as long as the open file")] std::fs::File);
 
 impl FeedLock {
     /// `flock(LOCK_EX | LOCK_NB)` on `path` (created if missing). `Ok(None)` when another open
@@ -114,7 +115,7 @@ impl Feeder {
 
     /// True while a feed runs.
     pub fn is_feeding(&self) -> bool {
-        self.inner.state.lock().unwrap().in_flight.is_some()
+        lock(&self.inner.state).in_flight.is_some()
     }
 
     async fn trigger(&self, reason: &str, debounced: bool) -> FeedOutcome {
@@ -129,7 +130,7 @@ impl Feeder {
             return FeedOutcome::Skipped(SkipReason::PalaceDown);
         }
         let mut rx = {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = lock(&self.inner.state);
             match &st.in_flight {
                 Some(rx) => rx.clone(),
                 None => {
@@ -167,7 +168,7 @@ fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedO
         if let FeedOutcome::Failed(e) = &outcome {
             diag!("mempalace feed ({reason}) failed: {e}");
         }
-        inner.state.lock().unwrap().in_flight = None;
+        lock(&inner.state).in_flight = None;
         let _ = tx.send(Some(outcome));
     });
     rx

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use crate::sync::lock;
 
 const USER_MAX: usize = 500;
 const ASSISTANT_MAX: usize = 1000;
@@ -127,7 +128,7 @@ impl TurnLog {
         let turn = extract(messages)?;
         let content = turn.content();
         let ts = clock::now_rfc3339();
-        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut recent = lock(&self.recent);
         let repeat = match &turn.key {
             Some(k) => recent.iter_mut().find(|l| l.key.as_ref() == Some(k)),
             // Without a timestamp only an identical repeat of the latest turn is recognised.
@@ -230,7 +231,7 @@ impl TurnLog {
             crate::diag!("turn log: not written: brain.db is missing at {} and {MAX_WAITING} rows wait already", brain.path().display());
             return false;
         }
-        *self.waiting_for.lock().unwrap_or_else(|p| p.into_inner()) = Some(brain.path().to_path_buf());
+        *lock(&self.waiting_for) = Some(brain.path().to_path_buf());
         self.done_one();
         while !brain.path().exists() {
             tokio::time::sleep(WAIT_POLL).await;
@@ -256,7 +257,7 @@ impl TurnLog {
         // met the missing file before this flush finished is counted here.
         let n = self.waiting();
         if n > 0 {
-            let path = self.waiting_for.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+            let path = lock(&self.waiting_for).clone().unwrap_or_default();
             crate::diag!("turn log: {n} conversation row(s) wait: brain.db is missing at {}; they are written when the file is back", path.display());
         }
     }
