@@ -113,7 +113,8 @@ impl Feeder {
         self.trigger("settled", true).await
     }
 
-    /// True while a feed runs.
+    /// True while a feed runs (the tests watch coalescing with it).
+    #[cfg(test)]
     pub fn is_feeding(&self) -> bool {
         lock(&self.inner.state).in_flight.is_some()
     }
