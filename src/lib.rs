@@ -7,6 +7,7 @@ pub mod brain;
 pub mod bridge;
 pub mod config;
 pub mod diag;
+pub mod doctor;
 pub mod extension;
 pub mod mcp;
 pub mod palace;
