@@ -92,7 +92,7 @@ describe('doctor', () => {
     expect(line(r.stdout, 'dotty-behaviour')).toMatch(/^ok .*HTTP 200 in \d+ ms: needs_review=false/);
     expect(line(r.stdout, 'llama-swap')).toMatch(/1 models, test-model among them/);
     expect(line(r.stdout, 'xiaozhi admin')).toMatch(/HTTP 200 in \d+ ms: 2 songs/);
-    expect(line(r.stdout, 'palace handshake')).toMatch(/^ok .*\d+ ms, \d+ tools/);
+    expect(line(r.stdout, 'palace handshake')).toMatch(/^ok .*\d+ ms, \d+ tools, server \S+ 3\.11\.0/);
     expect(line(r.stdout, 'env DOTTY_ADMIN_TOKEN')).toMatch(/set \(hidden\)$/);
     expect(line(r.stdout, 'env XIAOZHI_ADMIN_TIMEOUT_MS')).toMatch(/3000 \(default\)$/);
     expect(line(r.stdout, 'pi')).toMatch(/^ok .*pi-coding-agent 0\.7[34]\.\d/);
@@ -240,4 +240,18 @@ describe('feed', () => {
     expect(r.stdout).toMatch(/dry run: nothing was written or sent/);
     expect(tree(dir)).toEqual(before);
   });
+
+  it('feed runs the transcript feed once through the real palace and says what it sent', async () => {
+    const agent = path.join(dir, 'feed-real-agent');
+    writeSession(path.join(agent, 'sessions', '--work--', 's1.jsonl'), [['user', 'my cat is called Miso'], ['assistant', 'Miso is a lovely name']]);
+    const env = { ...base, PI_CODING_AGENT_DIR: agent };
+    const r = await cli(['feed'], env, { timeoutMs: 170_000 });
+    expect(r.stdout, r.stderr).toMatch(/^fed \S*staging\S* to the palace: /);
+    expect(r.code).toBe(0);
+    const again = await cli(['feed'], env, { timeoutMs: 170_000 });
+    expect(again.stdout, again.stderr).toBe('nothing to feed: no session changed since the last feed\n');
+    expect(again.code).toBe(0);
+    const doc = await cli(['doctor'], env, { timeoutMs: 60_000 });
+    expect(line(doc.stdout, 'palace feed')).toMatch(/^ok .*last successful feed \d+ s ago \(1 sessions recorded\)/);
+  }, 360_000);
 });

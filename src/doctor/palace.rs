@@ -30,7 +30,11 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     let live = match live {
         Ok(Ok(tools)) => {
             let admitted = crate::palace::tools::admit(tools);
-            out.push(Check::ok("palace handshake", format!("{ms} ms, {} tools", admitted.tools.len())));
+            let server = client.server_info().map_or("server info not given".into(), |i| {
+                let field = |k: &str| i.get(k).and_then(serde_json::Value::as_str).map(|s| crate::text::take(s, 64).to_string()).unwrap_or_else(|| "?".into());
+                format!("server {} {}", field("name"), field("version"))
+            });
+            out.push(Check::ok("palace handshake", format!("{ms} ms, {} tools, {server}", admitted.tools.len())));
             Some(admitted.tools)
         }
         Ok(Err(e)) if matches!(e, crate::mcp::McpError::Timeout { .. }) || e.to_string().contains("timed out") => {
@@ -151,7 +155,7 @@ mod tests {
         let (pal, mcp) = fixture(&[], d.path());
         let r = check(&pal, &mcp, Duration::from_secs(10)).await;
         assert!(r.iter().all(|c| c.status == Status::Ok), "{r:#?}");
-        assert!(r[1].detail.contains("tools"), "{}", r[1].detail);
+        assert!(r[1].detail.contains("tools, server fault-fixture 1"), "{}", r[1].detail);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "doctor wrote into the agent dir");
 
         let key = cache::key_for_command(&mcp.bin, &mcp.args);

@@ -90,6 +90,8 @@ struct State {
     /// A connection was attempted before: the next attempt is a respawn.
     attempted: bool,
     latched: Option<McpError>,
+    /// `serverInfo` of the last `initialize` answer (for `doctor`).
+    server_info: Option<Value>,
 }
 
 impl McpClient {
@@ -107,6 +109,11 @@ impl McpClient {
             calls: AtomicU64::new(0),
             timeouts: AtomicU64::new(0),
         })
+    }
+
+    /// `serverInfo` (`{name, version}`) from the last `initialize` answer, if any.
+    pub fn server_info(&self) -> Option<Value> {
+        self.st().server_info.clone()
     }
 
     /// The configuration this client runs with.
@@ -384,6 +391,7 @@ impl McpClient {
     async fn handshake(&self, conn: &Conn) -> Result<Vec<ToolInfo>, McpError> {
         let mut none = None;
         let init = conn.request("initialize", http::initialize_params(), None, &mut none).await.map_err(|f| f.err)?;
+        self.st().server_info = init.get("serverInfo").cloned();
         let version = init.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
         if !KNOWN_PROTOCOL_VERSIONS.contains(&version) {
             crate::diag!("MemPalace answered protocolVersion {version:?}, which this client does not know; continuing");
