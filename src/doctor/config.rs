@@ -55,15 +55,25 @@ pub fn check<F: Fn(&str) -> Option<String>>(get: &F, warnings: &[String], report
             (Some(v), false) => format!("{:?}", v.trim()).trim_matches('"').to_string(),
         };
         let label = format!("env {name}");
-        let warning = warnings.iter().find(|w| w.contains(name));
+        let warning = warnings.iter().find(|w| mentions(w, name));
         report.push(match warning {
             Some(w) => Check::warn(label, format!("{shown}: {w}"), format!("set {name} to a valid value or unset it")),
             None => Check::ok(label, shown),
         });
     }
-    for w in warnings.iter().filter(|w| !VARIABLES.iter().any(|(n, _, _)| w.contains(n))) {
+    for w in warnings.iter().filter(|w| !VARIABLES.iter().any(|(n, _, _)| mentions(w, n))) {
         report.push(Check::warn("env", w.clone(), "correct the variable the warning names"));
     }
+}
+
+/// `name` appears in `w` as a whole word (`MEMPALACE_FEED` is not in `MEMPALACE_FEED_BIN=...`).
+fn mentions(w: &str, name: &str) -> bool {
+    w.match_indices(name).any(|(i, _)| {
+        let before = w[..i].chars().next_back();
+        let after = w[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
 }
 
 /// A URL without `user:password@` (never printed).
@@ -114,5 +124,7 @@ mod tests {
         assert_eq!(c.status, super::super::Status::Warn);
         assert!(c.detail.contains("eighty"));
         assert_eq!(r.exit_code(), 1);
+        assert!(mentions("MEMPALACE_FEED_DEBOUNCE_MS=\"x\" is not", "MEMPALACE_FEED_DEBOUNCE_MS"));
+        assert!(!mentions("MEMPALACE_FEED_DEBOUNCE_MS=\"x\" is not", "MEMPALACE_FEED"));
     }
 }
