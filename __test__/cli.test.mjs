@@ -116,6 +116,26 @@ describe('doctor', () => {
     expect(j.checks.find((c) => c.name === 'palace')).toMatchObject({ status: 'ok', detail: 'bridge off (MEMPALACE_BRIDGE=0)', fix: null });
   });
 
+  it('brain.db open in another process (WAL in use): read alongside it, the holder named, nothing written', async () => {
+    const held = path.join(dir, 'held', 'brain.db');
+    fs.mkdirSync(path.dirname(held));
+    makeBrain(held, [{ content: 'x' }]);
+    fs.chmodSync(held, 0o600);
+    const holder = spawn(process.execPath, [path.join(root, '__test__/helpers/sqlite-child.cjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    holder.stdin.end(JSON.stringify({ op: 'hold-write-lock', file: held, ms: 8000 }));
+    await new Promise((resolve, reject) => { holder.stderr.on('data', (d) => String(d).includes('LOCKED') && resolve()); holder.on('error', reject); });
+    try {
+      const before = tree(path.dirname(held));
+      expect(before.some((f) => f.includes('brain.db-wal'))).toBe(true);
+      const r = await cli(['doctor'], { ...base, MEMPALACE_BRIDGE: '0', DOTTY_BRAIN_DB: held });
+      expect(line(r.stdout, 'brain.db holders')).toMatch(new RegExp(`^ok .*\\b${holder.pid} \\(node`));
+      expect(line(r.stdout, 'brain.db schema')).toMatch(/^ok /);
+      expect(line(r.stdout, 'brain.db rows')).toMatch(/^ok +brain.db rows +1;/);
+      expect(r.code, r.stdout).toBe(0);
+      expect(tree(path.dirname(held)).map((f) => f.split(' ')[0])).toEqual(before.map((f) => f.split(' ')[0]));
+    } finally { holder.kill(); }
+  });
+
   it('a missing brain.db fails with the fix, exit 2, and is not created', async () => {
     const missing = path.join(dir, 'nowhere', 'brain.db');
     const r = await cli(['doctor'], { ...base, MEMPALACE_BRIDGE: '0', DOTTY_BRAIN_DB: missing });
