@@ -5,7 +5,7 @@
 //! Bounded: the handshake gets the configured init timeout, capped at `cap`.
 
 use super::Check;
-use crate::mcp::{McpClient, McpConfig};
+use crate::mcp::{McpClient, McpConfig, McpError};
 use crate::palace::{cache, PalaceConfig};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -37,20 +37,26 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
             out.push(Check::ok("palace handshake", format!("{ms} ms, {} tools, {server}", admitted.tools.len())));
             Some(admitted.tools)
         }
-        Ok(Err(e)) if matches!(e, crate::mcp::McpError::Timeout { .. }) || e.to_string().contains("timed out") => {
-            out.push(stalled(limit));
-            None
-        }
         Err(_) => {
             out.push(stalled(limit));
             None
         }
         Ok(Err(e)) => {
-            let fix = match &mcp.remote_url {
-                Some(_) => "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN",
-                None => "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0",
+            // The client gives up at once (no respawns here): say the cause, not the give-up.
+            let why = match &e {
+                McpError::Down { last, .. } => last.clone(),
+                other => other.to_string(),
             };
-            out.push(Check::fail("palace handshake", format!("failed after {ms} ms: {e}"), fix));
+            if matches!(e, McpError::Timeout { .. }) || why.contains("timed out") {
+                out.push(stalled(limit));
+            } else {
+                let fix = match &mcp.remote_url {
+                    Some(_) if why.contains("401") => "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with",
+                    Some(_) => "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN",
+                    None => "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0",
+                };
+                out.push(Check::fail("palace handshake", format!("failed after {ms} ms: {why}"), fix));
+            }
             None
         }
     };
@@ -173,5 +179,17 @@ mod tests {
         let c = r.iter().find(|c| c.name == "palace handshake").unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
         assert!(c.detail.contains("stalls"), "{}", c.detail);
+    }
+
+    #[tokio::test]
+    async fn a_missing_server_names_the_cause_and_the_fix() {
+        let d = tempfile::tempdir().unwrap();
+        let (pal, mut mcp) = fixture(&[], d.path());
+        mcp.bin = "/nonexistent/mempalace-mcp".into();
+        let r = check(&pal, &mcp, Duration::from_secs(10)).await;
+        let c = r.iter().find(|c| c.name == "palace handshake").unwrap();
+        assert_eq!(c.status, Status::Fail);
+        assert!(c.detail.contains("cannot start MemPalace") && !c.detail.contains("reconnect"), "{}", c.detail);
+        assert!(c.fix.as_deref().unwrap().contains("MEMPALACE_MCP_BIN"));
     }
 }
