@@ -55,6 +55,29 @@ export declare function callTool(name: string, params?: any | undefined | null, 
  */
 export declare function cancelCall(callId: number): boolean
 
+/** Runs every read-only check against this process's environment. `color`: ANSI colours. */
+export declare function doctor(json: boolean, color: boolean, nodeVersion?: string | undefined | null, nodeExecPath?: string | undefined | null): Promise<DoctorOutput>
+
+/** `doctor`: the rendered report (`json`: the JSON shape) and its exit status (0/1/2). */
+export interface DoctorOutput {
+  text: string
+  exitCode: number
+}
+
+export declare function feedOnce(): Promise<FeedResult>
+
+/** `feed --dry-run`: what a feed would stage and send; reads only. */
+export declare function feedPlan(): string
+
+/**
+ * `feed`: connects to the palace and runs the transcript feed once. `ok` false: it failed or
+ * could not run.
+ */
+export interface FeedResult {
+  text: string
+  ok: boolean
+}
+
 /**
  * Resolves when every queued conversation row has been written and queued diagnostics have
  * reached stderr.

@@ -282,6 +282,14 @@ impl Extension {
         }
     }
 
+    /// The operator's `feed` (command line): connects to the palace and feeds the transcripts
+    /// once, as a session end would; None when the bridge is off.
+    pub async fn feed_once(&self) -> Option<crate::palace::feed::FeedOutcome> {
+        let bridge = self.bridge.clone()?;
+        let _ = bridge.connect().await; // a palace that can't be had is the outcome's to say
+        Some(bridge.session_shutdown("cli").await)
+    }
+
     /// The user message `/mempalace-diary [topic]` sends (None when the bridge is off).
     pub fn diary_prompt(&self, topic: &str) -> Option<String> {
         self.bridge.as_ref().map(|b| b.diary_prompt(topic))

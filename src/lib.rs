@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod config;
 pub mod diag;
 pub mod error;
+pub mod doctor;
 pub mod extension;
 pub mod mcp;
 pub mod palace;

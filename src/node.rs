@@ -335,3 +335,43 @@ pub fn stats() -> NativeStats {
         stderr_lines_dropped: n(&crate::diag::DROPPED),
     }
 }
+
+// ---- The operator's command line (bin/dotty-pi-ext.js): thin conversions to `crate::doctor`. ----
+
+/// `doctor`: the rendered report (`json`: the JSON shape) and its exit status (0/1/2).
+#[napi(object)]
+pub struct DoctorOutput {
+    pub text: String,
+    pub exit_code: i32,
+}
+
+/// Runs every read-only check against this process's environment. `color`: ANSI colours.
+#[napi]
+pub async fn doctor(json: bool, color: bool, node_version: Option<String>, node_exec_path: Option<String>) -> DoctorOutput {
+    let host = crate::doctor::Host { node_version, node_exec_path, cwd: std::env::current_dir().ok() };
+    let r = crate::doctor::run(&|n: &str| std::env::var(n).ok(), &host).await;
+    DoctorOutput { text: if json { r.to_json() } else { r.to_text(color) }, exit_code: r.exit_code() }
+}
+
+/// `feed --dry-run`: what a feed would stage and send; reads only.
+#[napi]
+pub fn feed_plan() -> String {
+    crate::doctor::feed::plan(&crate::config::Config::from_env().palace)
+}
+
+/// `feed`: connects to the palace and runs the transcript feed once. `ok` false: it failed or
+/// could not run.
+#[napi(object)]
+pub struct FeedResult {
+    pub text: String,
+    pub ok: bool,
+}
+
+#[napi]
+pub async fn feed_once() -> FeedResult {
+    let (text, ok) = match ext().feed_once().await {
+        Some(outcome) => crate::doctor::feed::describe(&outcome),
+        None => ("the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into(), true),
+    };
+    FeedResult { text, ok }
+}

@@ -78,6 +78,8 @@ struct State {
     /// A connection was attempted before: the next attempt is a respawn.
     attempted: bool,
     latched: Option<McpError>,
+    /// `serverInfo` of the last `initialize` answer (for `doctor`).
+    server_info: Option<Value>,
 }
 
 impl McpClient {
@@ -95,6 +97,11 @@ impl McpClient {
             calls: AtomicU64::new(0),
             timeouts: AtomicU64::new(0),
         })
+    }
+
+    /// `serverInfo` (`{name, version}`) from the last `initialize` answer, if any.
+    pub fn server_info(&self) -> Option<Value> {
+        self.st().server_info.clone()
     }
 
     /// The configuration this client runs with.
@@ -350,9 +357,10 @@ impl McpClient {
             None => handshake(&conn).await,
         };
         match outcome {
-            Ok(tools) => {
+            Ok(done) => {
                 let mut st = self.st();
-                st.tools = tools;
+                st.tools = done.tools;
+                st.server_info = done.server_info;
                 st.ready = true;
                 st.respawns_used = 0;
                 Ok(conn)

@@ -19,10 +19,17 @@ pub struct ToolInfo {
     pub input_schema: Value,
 }
 
+/// What a handshake learnt: the server's tools and its `serverInfo` (`{name, version}`, if given).
+pub(crate) struct Handshake {
+    pub tools: Vec<ToolInfo>,
+    pub server_info: Option<Value>,
+}
+
 /// `initialize`, `notifications/initialized`, then `tools/list` following `nextCursor`.
-pub(crate) async fn handshake(conn: &Conn) -> Result<Vec<ToolInfo>, McpError> {
+pub(crate) async fn handshake(conn: &Conn) -> Result<Handshake, McpError> {
     let mut none = None;
     let init = conn.request("initialize", jsonrpc::initialize_params(), None, &mut none).await.map_err(|f| f.err)?;
+    let server_info = init.get("serverInfo").cloned();
     let version = init.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
     if !KNOWN_PROTOCOL_VERSIONS.contains(&version) {
         crate::diag!("MemPalace answered protocolVersion {version:?}, which this client does not know; continuing");
@@ -42,7 +49,7 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Vec<ToolInfo>, McpError> {
         }
         cursor = page.get("nextCursor").and_then(Value::as_str).filter(|c| !c.is_empty()).map(String::from);
         if cursor.is_none() {
-            return Ok(tools);
+            return Ok(Handshake { tools, server_info });
         }
         if tools.len() >= MAX_LISTED_TOOLS {
             break;
@@ -51,7 +58,7 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Vec<ToolInfo>, McpError> {
     // A server that pages on and on must not grow our memory: keep what came (the palace takes
     // at most 512 tools of it anyway) and say so once.
     crate::diag!("MemPalace's tools/list goes on past {} tools or {MAX_LIST_PAGES} pages; the rest is not read", tools.len());
-    Ok(tools)
+    Ok(Handshake { tools, server_info })
 }
 
 /// Bounds of one `tools/list` walk. Each page is one message (at most

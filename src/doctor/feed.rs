@@ -1,0 +1,116 @@
+//! `dotty-pi-ext feed`: what a feed would send (dry run, read-only) and what one did.
+
+use crate::palace::export::passes_quality_gate;
+use crate::palace::process::resolve_bin;
+use crate::palace::feed::{FeedOutcome, SkipReason};
+use crate::palace::PalaceConfig;
+use std::path::{Path, PathBuf};
+
+/// The dry run: which exporter, which sessions pass the quality gate, where they would go.
+/// Reads only; stages, runs and sends nothing.
+pub fn plan(pal: &PalaceConfig) -> String {
+    if !pal.enabled || !pal.feed {
+        return "feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0): nothing would be sent".into();
+    }
+    if pal.remote && pal.ssh_target.is_none() {
+        return "remote palace without MEMPALACE_PI_SSH_TARGET: nothing would be sent".into();
+    }
+    let mut out = String::new();
+    if let Some(bin) = resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
+        out.push_str(&format!("would run the external exporter: {} --prepare --reason cli --wing {}\n", bin.display(), pal.feed_wing));
+    } else {
+        let sessions = sessions(&pal.sessions_dir());
+        let good: Vec<&(PathBuf, u64, bool)> = sessions.iter().filter(|s| s.2).collect();
+        out.push_str(&format!(
+            "sessions in {}: {} files, {} pass the quality gate\n",
+            pal.sessions_dir().display(),
+            sessions.len(),
+            good.len()
+        ));
+        for (p, size, _) in &good {
+            out.push_str(&format!("  would stage {} ({size} bytes) unless unchanged since the last feed\n", p.strip_prefix(pal.sessions_dir()).unwrap_or(p).display()));
+        }
+        out.push_str(&format!("staging folder: {}\n", pal.feed_dir().join("staging").display()));
+    }
+    if let Some(t) = &pal.ssh_target {
+        out.push_str(&format!("would rsync the staged sessions to {t}:{}\n", pal.remote_path));
+    }
+    out.push_str(&format!("would call mempalace_mine (wing {}, timeout {} ms)\n", pal.feed_wing, pal.mine_timeout.as_millis()));
+    out.push_str("dry run: nothing was written or sent");
+    out
+}
+
+/// Every `*.jsonl` under `dir` (path, size, passes the quality gate).
+fn sessions(dir: &Path) -> Vec<(PathBuf, u64, bool)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() && p.extension().is_some_and(|x| x == "jsonl") {
+                let size = e.metadata().map_or(0, |m| m.len());
+                let good = size <= 64 << 20 && std::fs::read(&p).is_ok_and(|b| passes_quality_gate(&b));
+                out.push((p, size, good));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What a feed did, in one line, and whether that is a success.
+pub fn describe(o: &FeedOutcome) -> (String, bool) {
+    match o {
+        FeedOutcome::Fed { source, output } => (format!("fed {source} to the palace: {}", crate::text::take(output.trim(), 400)), true),
+        FeedOutcome::NothingToFeed => ("nothing to feed: no session changed since the last feed".into(), true),
+        FeedOutcome::Skipped(SkipReason::Disabled) => ("feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0)".into(), true),
+        FeedOutcome::Skipped(SkipReason::NoSshTarget) => ("skipped: remote palace without MEMPALACE_PI_SSH_TARGET".into(), false),
+        FeedOutcome::Skipped(SkipReason::Debounced) => ("skipped: a feed ran moments ago".into(), true),
+        FeedOutcome::Skipped(SkipReason::Locked) => ("skipped: another process (pi?) is feeding right now".into(), false),
+        FeedOutcome::Skipped(SkipReason::PalaceDown) => ("skipped: the palace can't be reached (see `dotty-pi-ext doctor`)".into(), false),
+        FeedOutcome::Failed(why) => (format!("feed failed: {why}"), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dry_run_lists_sessions_and_writes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let agent = d.path().join("agent");
+        let s = agent.join("sessions/--work--");
+        std::fs::create_dir_all(&s).unwrap();
+        std::fs::write(s.join("a.jsonl"), "{\"type\":\"session\",\"version\":3}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\n").unwrap();
+        std::fs::write(s.join("b.jsonl"), "junk\n").unwrap();
+        let a = agent.display().to_string();
+        let get = move |k: &str| match k {
+            "PI_CODING_AGENT_DIR" => Some(a.clone()),
+            "MEMPALACE_FEED_BIN" => Some("/nonexistent/exporter".into()),
+            _ => None,
+        };
+        let pal = PalaceConfig::from_lookup(&get).0;
+        let before: Vec<_> = walk(d.path());
+        let p = plan(&pal);
+        assert!(p.contains("2 files, 1 pass"), "{p}");
+        assert!(p.contains("would stage --work--/a.jsonl"), "{p}");
+        assert_eq!(walk(d.path()), before);
+    }
+
+    fn walk(p: &Path) -> Vec<PathBuf> {
+        let mut v = vec![];
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            v.push(e.path());
+            if e.file_type().unwrap().is_dir() {
+                v.extend(walk(&e.path()));
+            }
+        }
+        v.sort();
+        v
+    }
+}

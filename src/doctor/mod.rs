@@ -1,0 +1,181 @@
+//! `dotty-pi-ext doctor`: what an operator needs to see when Dotty doesn't answer. Read-only: it
+//! never writes a file, never creates brain.db and never writes the palace's tool cache.
+//!
+//! Each group of checks lives in a file of its own and adds [`Check`]s to a [`Report`], which
+//! renders as text (one line per check, the fix after each problem) or JSON.
+
+pub mod brain;
+pub mod config;
+pub mod feed;
+pub mod palace;
+pub mod runtime;
+pub mod services;
+
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+    /// For a warning or failure: what to do, in one sentence.
+    pub fix: Option<String>,
+}
+
+impl Check {
+    pub fn ok(name: impl Into<String>, detail: impl Into<String>) -> Check {
+        Check { name: name.into(), status: Status::Ok, detail: detail.into(), fix: None }
+    }
+    pub fn warn(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { name: name.into(), status: Status::Warn, detail: detail.into(), fix: Some(fix.into()) }
+    }
+    pub fn fail(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { name: name.into(), status: Status::Fail, detail: detail.into(), fix: Some(fix.into()) }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    pub fn push(&mut self, c: Check) {
+        self.checks.push(c);
+    }
+
+    /// The worst status of all checks.
+    pub fn status(&self) -> Status {
+        self.checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok)
+    }
+
+    /// 0 all ok, 1 warnings, 2 failures.
+    pub fn exit_code(&self) -> i32 {
+        match self.status() {
+            Status::Ok => 0,
+            Status::Warn => 1,
+            Status::Fail => 2,
+        }
+    }
+
+    /// One line per check (`ok   name  detail`), the fix indented on the next line; a summary line.
+    pub fn to_text(&self, color: bool) -> String {
+        let width = self.checks.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
+        let paint = |s: Status, text: &str| -> String {
+            if !color {
+                return text.to_string();
+            }
+            let code = match s {
+                Status::Ok => "32",
+                Status::Warn => "33",
+                Status::Fail => "31",
+            };
+            format!("\x1b[{code}m{text}\x1b[0m")
+        };
+        let mut out = String::new();
+        for c in &self.checks {
+            let label = format!("{:<4}", c.status.label());
+            out.push_str(&format!("{} {:<width$}  {}\n", paint(c.status, &label), c.name, one_line(&c.detail)));
+            if let Some(fix) = &c.fix {
+                out.push_str(&format!("     {:<width$}  fix: {}\n", "", one_line(fix)));
+            }
+        }
+        let count = |s: Status| self.checks.iter().filter(|c| c.status == s).count();
+        out.push_str(&format!(
+            "{}: {} ok, {} warnings, {} failures\n",
+            paint(self.status(), self.status().label()),
+            count(Status::Ok),
+            count(Status::Warn),
+            count(Status::Fail)
+        ));
+        out
+    }
+
+    /// `{"status": "...", "exitCode": n, "checks": [{name, status, detail, fix}]}`.
+    pub fn to_json(&self) -> String {
+        let v = serde_json::json!({"status": self.status(), "exitCode": self.exit_code(), "checks": self.checks});
+        serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+/// Facts about the calling process that only Node knows.
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    /// `process.versions.node`.
+    pub node_version: Option<String>,
+    /// `process.execPath` (the global `node_modules` is found from it).
+    pub node_exec_path: Option<String>,
+    /// The working directory (pi is looked for in `node_modules` from here up).
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+/// The longest the palace check waits, whatever the configured init timeout says.
+pub const PALACE_CAP: Duration = Duration::from_secs(10);
+
+/// Runs every check against the environment `get`.
+pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report {
+    let mut report = Report::default();
+    let crate::config::Config { voice, palace: pal, mcp, warnings } = crate::config::Config::from_lookup(get);
+    config::check(get, &warnings, &mut report);
+    let brain_path = voice.brain_db.clone();
+    let (voice_enabled, explicit) = (voice.enabled, voice.brain_db_explicit);
+    let brain_checks = tokio::task::spawn_blocking(move || brain::check(&brain_path, voice_enabled, explicit)).await.unwrap_or_default();
+    report.checks.extend(brain_checks);
+    let (svc, pal_checks) = tokio::join!(services::check(&voice), palace::check(&pal, &mcp, PALACE_CAP));
+    report.checks.extend(svc);
+    report.checks.extend(pal_checks);
+    report.checks.extend(runtime::check(host));
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_and_rendering() {
+        let mut r = Report::default();
+        assert_eq!(r.exit_code(), 0);
+        r.push(Check::ok("a", "fine"));
+        assert_eq!(r.exit_code(), 0);
+        r.push(Check::warn("bb", "meh\nline", "do x"));
+        assert_eq!(r.exit_code(), 1);
+        let t = r.to_text(false);
+        assert!(t.contains("ok   a   fine\n"), "{t}");
+        assert!(t.contains("warn bb  meh line\n"), "{t}");
+        assert!(t.contains("fix: do x"), "{t}");
+        assert!(!t.contains('\x1b'));
+        assert!(r.to_text(true).contains("\x1b[33mwarn\x1b[0m"));
+        r.push(Check::fail("c", "broken", "fix it"));
+        assert_eq!(r.exit_code(), 2);
+        let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(j["exitCode"], 2);
+        assert_eq!(j["status"], "fail");
+        assert_eq!(j["checks"][1]["status"], "warn");
+        assert_eq!(j["checks"][0]["fix"], serde_json::Value::Null);
+    }
+}
