@@ -227,7 +227,7 @@ describe('a palace that is down (rule 8)', () => {
     expect(r.result.err).toMatch(/MemPalace is down/);
     expect(r.result.failMs).toBeLessThan(100);
     // One line says the palace is down, and that transcripts wait for it; no line per trigger.
-    expect(mempalaceLines(r.stderr).filter((l) => /feed|fed\b/i.test(l) && !/mempalace_mine/.test(l))).toEqual([expect.stringMatching(/transcripts are not fed until/)]);
+    expect(mempalaceLines(r.stderr).filter((l) => /feed|fed\b/i.test(l) && !/mempalace_mine/.test(l))).toEqual([expect.stringMatching(/transcripts are not fed/)]);
     expect(r.result.notes).toEqual(['MemPalace connected: 6 tools']);
     expect(r.result.echo).toBe('{"text": "back"}');
     expect(r.result.stagedAfter).toBe(true); // feeding resumed (the fixture has no mempalace_mine: the mine itself fails)

@@ -219,7 +219,12 @@ impl McpClient {
     fn latch(&self, e: McpError) {
         let mut st = self.st();
         if st.latched.is_none() {
-            crate::diag!("MemPalace is down: palace tools fail and transcripts are not fed until `/mempalace reconnect` or a restart of pi: {e}");
+            // Said once: what broke, and what that means for the tools and the feeding.
+            let why = match &e {
+                McpError::Down { .. } => e.to_string(),
+                other => format!("MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again"),
+            };
+            crate::diag!("{why} (until then palace tools fail and transcripts are not fed)");
             st.latched = Some(e);
         }
     }
