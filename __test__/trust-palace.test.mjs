@@ -201,12 +201,15 @@ describe('a palace that is down (rule 8)', () => {
       `const fs = require('node:fs');
        const cached = [...pi.tools.keys()];
        await native.palaceTools(); // the handshake has failed
+       // What the feed folder holds (the warm-up's feed left its outcome there): paths and mtimes.
+       const snap = (d) => fs.existsSync(d) ? fs.readdirSync(d, { recursive: true }).sort().map((f) => f + '@' + fs.statSync(d + '/' + f).mtimeMs) : [];
+       const feedBefore = snap(${JSON.stringify(path.join(dir, 'agent', 'mempalace-feed'))});
        for (let i = 0; i < 3; i++) {
          await pi.emit('agent_end', { messages: [] });
          native.agentSettled();
          await native.sessionShutdown('new');
        }
-       const feedDirWhileDown = fs.existsSync(${JSON.stringify(path.join(dir, 'agent', 'mempalace-feed'))});
+       const feedDirWhileDown = snap(${JSON.stringify(path.join(dir, 'agent', 'mempalace-feed'))});
        const t0 = performance.now();
        let err; try { await pi.run('echo', { text: 'x' }); } catch (e) { err = e.message; }
        const failMs = performance.now() - t0;
@@ -218,12 +221,12 @@ describe('a palace that is down (rule 8)', () => {
        await native.sessionShutdown('new');
        const stagedAfter = fs.existsSync(${JSON.stringify(staged)});
        await native.sessionShutdown('quit');
-       return { cached, feedDirWhileDown, err, failMs, notes, echo, stagedAfter };`,
+       return { cached, feedBefore, feedDirWhileDown, err, failMs, notes, echo, stagedAfter };`,
       { ...p.env, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED_DEBOUNCE_MS: '0' },
     );
     expect(r.error).toBeUndefined();
     expect(r.result.cached).toEqual(FIXTURE_TOOLS);
-    expect(r.result.feedDirWhileDown).toBe(false); // no staging copies, no lock
+    expect(r.result.feedDirWhileDown).toEqual(r.result.feedBefore); // no staging copies, no lock, nothing written
     expect(r.result.err).toMatch(/MemPalace is down/);
     expect(r.result.failMs).toBeLessThan(100);
     // One line says the palace is down, and that transcripts wait for it; no line per trigger.

@@ -130,7 +130,35 @@ fn feed_check(pal: &PalaceConfig) -> Check {
         (Some(_), None) => "state file unreadable (the next feed re-exports everything)".into(),
         _ => "no feed recorded yet".into(),
     };
-    Check::ok("palace feed", format!("on, {exporter}, wing {}; {outcome}", pal.feed_wing))
+    let summary = format!("on, {exporter}, wing {}; {outcome}", pal.feed_wing);
+    match last_outcome(pal) {
+        Some(Last { at_ms, outcome, detail, .. }) if outcome == "failed" => Check::warn(
+            "palace feed",
+            format!("{summary}; the last feed ({} ago) failed: {detail}", age(at_ms)),
+            "fix what the failure names, then `npx dotty-pi-ext feed` (or the next session end) feeds again",
+        ),
+        Some(Last { at_ms, outcome, reason, .. }) => Check::ok("palace feed", format!("{summary}; the last feed ({reason}, {} ago): {outcome}", age(at_ms))),
+        None => Check::ok("palace feed", summary),
+    }
+}
+
+/// What `<agentDir>/mempalace-feed/last-outcome.json` says of the last feed that ran.
+struct Last {
+    at_ms: u64,
+    reason: String,
+    outcome: String,
+    detail: String,
+}
+
+fn last_outcome(pal: &PalaceConfig) -> Option<Last> {
+    let path = pal.feed_dir().join(crate::palace::feed::LAST_OUTCOME_FILE);
+    // A small file of ours; anything else (huge, not JSON) is treated as absent.
+    if std::fs::metadata(&path).ok()?.len() > 64 * 1024 {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(|x| crate::text::take(x, 300).to_string());
+    Some(Last { at_ms: v.get("atMs")?.as_u64()?, reason: s("reason")?, outcome: s("outcome")?, detail: s("detail").unwrap_or_default() })
 }
 
 #[cfg(test)]
@@ -191,5 +219,27 @@ mod tests {
         assert_eq!(c.status, Status::Fail);
         assert!(c.detail.contains("cannot start MemPalace") && !c.detail.contains("reconnect"), "{}", c.detail);
         assert!(c.fix.as_deref().unwrap().contains("MEMPALACE_MCP_BIN"));
+    }
+
+    #[test]
+    fn the_last_feed_that_failed_is_a_warning_with_its_reason() {
+        let d = tempfile::tempdir().unwrap();
+        let (pal, _) = fixture(&[], d.path());
+        assert_eq!(feed_check(&pal).status, Status::Ok);
+        let write = |v: serde_json::Value| {
+            std::fs::create_dir_all(pal.feed_dir()).unwrap();
+            std::fs::write(pal.feed_dir().join(crate::palace::feed::LAST_OUTCOME_FILE), v.to_string()).unwrap();
+        };
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        write(serde_json::json!({"atMs": now, "reason": "quit", "outcome": "failed", "detail": "mempalace_mine: Peer MCP writer active"}));
+        let c = feed_check(&pal);
+        assert_eq!(c.status, Status::Warn, "{c:?}");
+        assert!(c.detail.contains("failed: mempalace_mine: Peer MCP writer active"), "{}", c.detail);
+        write(serde_json::json!({"atMs": now, "reason": "settled", "outcome": "fed", "detail": "/x"}));
+        let c = feed_check(&pal);
+        assert_eq!(c.status, Status::Ok);
+        assert!(c.detail.contains("the last feed (settled,") && c.detail.ends_with(": fed"), "{}", c.detail);
+        write(serde_json::json!("not an outcome"));
+        assert_eq!(feed_check(&pal).status, Status::Ok);
     }
 }

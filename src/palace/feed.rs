@@ -169,10 +169,35 @@ fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedO
         if let FeedOutcome::Failed(e) = &outcome {
             diag!("mempalace feed ({reason}) failed: {e}");
         }
+        record_outcome(&inner.cfg, &reason, &outcome).await;
         lock(&inner.state).in_flight = None;
         let _ = tx.send(Some(outcome));
     });
     rx
+}
+
+/// The file that keeps the last feed's outcome for the operator (`doctor`).
+pub const LAST_OUTCOME_FILE: &str = "last-outcome.json";
+
+/// Keeps the outcome of a feed that ran (fed, nothing to feed, failed) in
+/// `<agentDir>/mempalace-feed/last-outcome.json`, one small private file replaced per feed, so an
+/// operator can see a failed feed after the stderr line has scrolled away. Skips are not kept:
+/// nothing ran. Best effort: a feed never fails for this.
+async fn record_outcome(cfg: &PalaceConfig, reason: &str, outcome: &FeedOutcome) {
+    let (kind, detail) = match outcome {
+        FeedOutcome::Fed { source, .. } => ("fed", source.clone()),
+        FeedOutcome::NothingToFeed => ("nothing", String::new()),
+        FeedOutcome::Failed(e) => ("failed", e.to_string()),
+        FeedOutcome::Skipped(_) => return,
+    };
+    let at_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let body = json!({ "atMs": at_ms, "reason": reason, "outcome": kind, "detail": detail }).to_string();
+    let dir = cfg.feed_dir();
+    let _ = tokio::task::spawn_blocking(move || {
+        crate::palace::files::create_private_dir(&dir)?;
+        crate::palace::files::write_atomic(&dir.join(LAST_OUTCOME_FILE), body.as_bytes())
+    })
+    .await;
 }
 
 /// Step 1 + step 2 under the feed lock.
@@ -258,6 +283,7 @@ fn mine_failure(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::palace::testutil::{session_jsonl, write_session, Behaviour, FakeCaller};
+    use serde_json::Value;
     use std::collections::HashMap;
     use std::os::unix::fs::PermissionsExt;
     use std::path::PathBuf;
@@ -340,8 +366,12 @@ mod tests {
         caller.set("mempalace_mine", Behaviour::Fail("Peer MCP writer active".into()));
         assert_eq!(failed_text(f.shutdown("quit").await).as_deref(), Some("mempalace_mine: Peer MCP writer active"));
         caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
+        let last = || -> Value { serde_json::from_slice(&std::fs::read(agent.path().join("mempalace-feed").join(LAST_OUTCOME_FILE)).unwrap()).unwrap() };
+        assert_eq!((last()["outcome"].clone(), last()["detail"].clone()), (json!("failed"), json!("mempalace_mine: Peer MCP writer active")));
         assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
+        assert_eq!(last()["outcome"], "fed");
         assert_eq!(f.shutdown("quit").await, FeedOutcome::NothingToFeed);
+        assert_eq!((last()["outcome"].clone(), last()["reason"].clone()), (json!("nothing"), json!("quit")));
         assert_eq!(caller.calls_to("mempalace_mine").len(), 3);
     }
 
