@@ -180,11 +180,12 @@ impl Extension {
         });
     }
 
-    /// Resolves with the MemPalace server's own tool list (what `palace::tools` let through) once
+    /// Resolves with the MemPalace server's own tool list (what `palace::tools` and
+    /// `MEMPALACE_TOOLS` let through) once
     /// the background handshake is done; empty when the palace can't be had.
     pub async fn palace_tools(&self) -> Vec<ToolSpec> {
         match self.bridge.clone() {
-            Some(b) => b.connect().await.map(|tools| tools.into_iter().map(palace_spec).collect()).unwrap_or_default(),
+            Some(b) => b.connect().await.map(|tools| b.cfg.tools.apply(tools).into_iter().map(palace_spec).collect()).unwrap_or_default(),
             None => Vec::new(),
         }
     }
