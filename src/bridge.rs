@@ -265,6 +265,35 @@ impl Bridge {
         }
     }
 
+    /// The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`): connecting,
+    /// connected with the tools pi is offered, or down and why.
+    pub fn status_line(&self) -> String {
+        let offered = self.offered_tools().len();
+        let known = self.known_tools().len();
+        let tools = if offered == known { format!("{offered} tools") } else { format!("{offered} of {known} tools") };
+        match (self.link.down_reason(), self.client().stats().connected) {
+            (Some(why), _) => format!("MemPalace down: {}", crate::text::take(&why, 120)),
+            (None, true) => format!("MemPalace: {tools}"),
+            (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),
+            (None, false) => "MemPalace: connecting…".into(),
+        }
+    }
+
+    /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
+    pub fn status_report(&self) -> String {
+        let s = self.client().stats();
+        let last_error = lock(&self.link.failed).clone().unwrap_or_else(|| "none".into());
+        [
+            self.status_line(),
+            format!("transport: {} {}", if self.mcp_cfg.remote_url.is_some() { "HTTP" } else { "stdio" }, self.mcp_cfg.target()),
+            format!("tools: {} offered to pi of {} known (MEMPALACE_TOOLS={})", self.offered_tools().len(), self.known_tools().len(), self.cfg.tools),
+            format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
+            format!("last error: {last_error}"),
+            format!("last feed: {}", crate::doctor::palace::last_feed_line(&self.cfg)),
+        ]
+        .join("\n")
+    }
+
     /// Each `MEMPALACE_TOOLS` entry that matches none of the server's tools, said once on stderr.
     fn say_unmatched(&self, tools: &[ToolInfo]) {
         let unmatched = self.cfg.tools.unmatched(tools);
