@@ -23,9 +23,13 @@ module.exports = function dottyPiExt(pi) {
   // The palace's state in pi's footer (the text is the core's); in RPC mode a fire-and-forget
   // extension_ui_request that nothing waits on.
   let ui = null;
+  let shown;
   const showStatus = (ctx) => {
     ui = ctx?.ui ?? ui;
-    try { ui?.setStatus?.('mempalace', native.palaceStatus() ?? undefined); } catch { /* a pi without a UI */ }
+    const text = native.palaceStatus() ?? undefined;
+    if (!ui?.setStatus || text === shown) return;
+    shown = text;
+    try { ui.setStatus('mempalace', text); } catch { /* a pi without a UI */ }
   };
   registerPalace();
   native.palaceTools().then(() => { registerPalace(); showStatus(); }, () => {});
