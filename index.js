@@ -20,20 +20,32 @@ module.exports = function dottyPiExt(pi) {
       console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`);
     }
   };
+  // The palace's state in pi's footer (the text is the core's); in RPC mode a fire-and-forget
+  // extension_ui_request that nothing waits on.
+  let ui = null;
+  let shown;
+  const showStatus = (ctx) => {
+    ui = ctx?.ui ?? ui;
+    const text = native.palaceStatus() ?? undefined;
+    if (!ui?.setStatus || text === shown) return;
+    shown = text;
+    try { ui.setStatus('mempalace', text); } catch { /* a pi without a UI */ }
+  };
   registerPalace();
-  native.palaceTools().then(registerPalace, () => {});
-  pi.on('session_start', (event, ctx) => native.sessionStart(event?.reason ?? 'startup', hasMessages(ctx)));
+  native.palaceTools().then(() => { registerPalace(); showStatus(); }, () => {});
+  pi.on('session_start', (event, ctx) => { native.sessionStart(event?.reason ?? 'startup', hasMessages(ctx)); showStatus(ctx); });
   pi.on('agent_settled', () => native.agentSettled());
-  pi.on('before_agent_start', async () => (await native.beforeAgentStart()) ?? undefined);
+  pi.on('before_agent_start', async (_event, ctx) => { showStatus(ctx); return (await native.beforeAgentStart()) ?? undefined; });
   pi.registerCommand('mempalace-diary', {
     description: 'Ask the model to write a MemPalace diary entry for this session',
     handler: async (args) => pi.sendUserMessage(native.palaceDiaryPrompt(args ?? '')),
   });
   pi.registerCommand('mempalace', {
-    description: 'MemPalace bridge: `/mempalace reconnect` starts the palace again after it went down',
+    description: 'MemPalace bridge: `/mempalace status` says its state, `/mempalace reconnect` starts the palace again after it went down',
     handler: async (args, ctx) => {
       const said = await native.palaceCommand(args ?? '');
       registerPalace();
+      showStatus(ctx);
       ctx?.ui?.notify?.(said, 'info');
     },
   });

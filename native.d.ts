@@ -128,13 +128,20 @@ export interface NativeStats {
 }
 
 /**
- * `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
- * says how that went; anything else answers the usage. The entry then registers new tools.
+ * `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the
+ * palace again (a new server and respawn budget) and says how that went; anything else answers
+ * the usage. The entry then registers new tools.
  */
 export declare function palaceCommand(args: string): Promise<string>
 
 /** The user message `/mempalace-diary [topic]` sends (null when the bridge is off). */
 export declare function palaceDiaryPrompt(topic: string): string | null
+
+/**
+ * The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`); null when the bridge
+ * is off.
+ */
+export declare function palaceStatus(): string | null
 
 /**
  * Resolves with the MemPalace server's own tool list once the background handshake is done;

@@ -848,6 +848,7 @@ module.exports.init = nativeBinding.init
 module.exports.logTurn = nativeBinding.logTurn
 module.exports.palaceCommand = nativeBinding.palaceCommand
 module.exports.palaceDiaryPrompt = nativeBinding.palaceDiaryPrompt
+module.exports.palaceStatus = nativeBinding.palaceStatus
 module.exports.palaceTools = nativeBinding.palaceTools
 module.exports.sessionShutdown = nativeBinding.sessionShutdown
 module.exports.sessionStart = nativeBinding.sessionStart

@@ -213,15 +213,17 @@ describe('a palace that is down (rule 8)', () => {
        const t0 = performance.now();
        let err; try { await pi.run('echo', { text: 'x' }); } catch (e) { err = e.message; }
        const failMs = performance.now() - t0;
+       const downStatus = native.palaceStatus();
        // The palace is back; the operator says so.
        fs.rmSync(${JSON.stringify(path.join(dir, 'down'))});
        const notes = [];
-       await pi.commands.get('mempalace').handler('reconnect', { ui: { notify: (m) => notes.push(m) } });
+       const shown = [];
+       await pi.commands.get('mempalace').handler('reconnect', { ui: { notify: (m) => notes.push(m), setStatus: (k, t) => shown.push([k, t]) } });
        const echo = await pi.text('echo', { text: 'back' });
        await native.sessionShutdown('new');
        const stagedAfter = fs.existsSync(${JSON.stringify(staged)});
        await native.sessionShutdown('quit');
-       return { cached, feedBefore, feedDirWhileDown, err, failMs, notes, echo, stagedAfter };`,
+       return { cached, feedBefore, feedDirWhileDown, err, failMs, notes, echo, stagedAfter, downStatus, shown };`,
       { ...p.env, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED_DEBOUNCE_MS: '0' },
     );
     expect(r.error).toBeUndefined();
@@ -232,6 +234,9 @@ describe('a palace that is down (rule 8)', () => {
     // One line says the palace is down, and that transcripts wait for it; no line per trigger.
     expect(mempalaceLines(r.stderr).filter((l) => /feed|fed\b/i.test(l) && !/mempalace_mine/.test(l))).toEqual([expect.stringMatching(/transcripts are not fed/)]);
     expect(r.result.notes).toEqual(['MemPalace connected: 6 tools']);
+    // The footer said why it was down; the reconnect put it back.
+    expect(r.result.downStatus).toMatch(/^MemPalace down: \S/);
+    expect(r.result.shown).toEqual([['mempalace', 'MemPalace: 6 tools']]);
     expect(r.result.echo).toBe('{"text": "back"}');
     expect(r.result.stagedAfter).toBe(true); // feeding resumed (the fixture has no mempalace_mine: the mine itself fails)
   });

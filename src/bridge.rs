@@ -41,6 +41,8 @@ pub struct Bridge {
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
     settled_event: AtomicBool,
+    /// Set once the `MEMPALACE_TOOLS` entries matching no palace tool were said on stderr.
+    said_unmatched: AtomicBool,
 }
 
 /// The MCP client in use, and whether the palace can be had as far as the bridge knows.
@@ -159,6 +161,7 @@ impl Bridge {
             feeder,
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
+            said_unmatched: AtomicBool::new(false),
         }
     }
 
@@ -167,11 +170,16 @@ impl Bridge {
         lock(&self.tools).clone()
     }
 
-    /// The known tools pi may register now: minus those whose names something else in this pi
-    /// process has (`taken`: pi's tool names, minus this extension's own). A name taken is said
-    /// once on stderr.
+    /// The known tools pi is offered (`MEMPALACE_TOOLS`), before any name clash is looked at.
+    pub fn offered_tools(&self) -> Vec<ToolInfo> {
+        self.cfg.tools.apply(self.known_tools())
+    }
+
+    /// The known tools pi may register now: those `MEMPALACE_TOOLS` offers, minus those whose
+    /// names something else in this pi process has (`taken`: pi's tool names, minus this
+    /// extension's own). A name taken is said once on stderr.
     pub fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
-        let known = self.known_tools();
+        let known = self.offered_tools();
         let clash: Vec<String> = crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
         if !clash.is_empty() {
             let mut said = lock(&self.said_taken);
@@ -232,6 +240,7 @@ impl Bridge {
                     crate::diag!("{line}");
                 }
                 let tools = admitted.tools;
+                self.say_unmatched(&tools);
                 let changed = *lock(&self.tools) != tools;
                 if changed {
                     if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
@@ -252,6 +261,45 @@ impl Bridge {
                     crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools, and transcripts are not fed until it connects");
                 }
                 Err(e.to_string())
+            }
+        }
+    }
+
+    /// The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`): connecting,
+    /// connected with the tools pi is offered, or down and why.
+    pub fn status_line(&self) -> String {
+        let offered = self.offered_tools().len();
+        let known = self.known_tools().len();
+        let tools = if offered == known { format!("{offered} tools") } else { format!("{offered} of {known} tools") };
+        match (self.link.down_reason(), self.client().stats().connected) {
+            (Some(why), _) => format!("MemPalace down: {}", crate::text::take(&why, 120)),
+            (None, true) => format!("MemPalace: {tools}"),
+            (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),
+            (None, false) => "MemPalace: connecting…".into(),
+        }
+    }
+
+    /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
+    pub fn status_report(&self) -> String {
+        let s = self.client().stats();
+        let last_error = lock(&self.link.failed).clone().unwrap_or_else(|| "none".into());
+        [
+            self.status_line(),
+            format!("transport: {} {}", if self.mcp_cfg.remote_url.is_some() { "HTTP" } else { "stdio" }, self.mcp_cfg.target()),
+            format!("tools: {} offered to pi of {} known (MEMPALACE_TOOLS={})", self.offered_tools().len(), self.known_tools().len(), self.cfg.tools),
+            format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
+            format!("last error: {last_error}"),
+            format!("last feed: {}", crate::doctor::palace::last_feed_line(&self.cfg)),
+        ]
+        .join("\n")
+    }
+
+    /// Each `MEMPALACE_TOOLS` entry that matches none of the server's tools, said once on stderr.
+    fn say_unmatched(&self, tools: &[ToolInfo]) {
+        let unmatched = self.cfg.tools.unmatched(tools);
+        if !unmatched.is_empty() && !self.said_unmatched.swap(true, Ordering::SeqCst) {
+            for p in unmatched {
+                crate::diag!("mempalace: MEMPALACE_TOOLS entry {} matches none of the palace's {} tools; it offers pi nothing", crate::palace::tools::shown(p), tools.len());
             }
         }
     }

@@ -180,11 +180,12 @@ impl Extension {
         });
     }
 
-    /// Resolves with the MemPalace server's own tool list (what `palace::tools` let through) once
+    /// Resolves with the MemPalace server's own tool list (what `palace::tools` and
+    /// `MEMPALACE_TOOLS` let through) once
     /// the background handshake is done; empty when the palace can't be had.
     pub async fn palace_tools(&self) -> Vec<ToolSpec> {
         match self.bridge.clone() {
-            Some(b) => b.connect().await.map(|tools| tools.into_iter().map(palace_spec).collect()).unwrap_or_default(),
+            Some(b) => b.connect().await.map(|tools| b.cfg.tools.apply(tools).into_iter().map(palace_spec).collect()).unwrap_or_default(),
             None => Vec::new(),
         }
     }
@@ -278,8 +279,14 @@ impl Extension {
                 Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
                 Err(e) => format!("MemPalace is still unavailable: {e}"),
             },
-            _ => "usage: /mempalace reconnect (start the palace again after it went down)".into(),
+            "status" | "" => bridge.status_report(),
+            _ => "usage: /mempalace status (the palace's state) | /mempalace reconnect (start the palace again after it went down)".into(),
         }
+    }
+
+    /// The palace's state in a few words for pi's footer (None when the bridge is off).
+    pub fn palace_status(&self) -> Option<String> {
+        self.bridge.as_ref().map(|b| b.status_line())
     }
 
     /// The operator's `feed` (command line): connects to the palace and feeds the transcripts
@@ -374,6 +381,7 @@ mod tests {
         ext.on_session_start("startup", false);
         assert_eq!(ext.on_before_agent_start().await, None);
         assert_eq!(ext.diary_prompt("x"), None);
+        assert_eq!(ext.palace_status(), None);
         assert_eq!(ext.palace_command("reconnect").await, "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)");
         let mut r = Registration::default();
         assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).is_empty());

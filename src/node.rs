@@ -286,11 +286,19 @@ pub async fn before_agent_start() -> Option<BeforeAgentStart> {
     ext().on_before_agent_start().await.map(BeforeAgentStart::from)
 }
 
-/// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget) and
-/// says how that went; anything else answers the usage. The entry then registers new tools.
+/// `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the
+/// palace again (a new server and respawn budget) and says how that went; anything else answers
+/// the usage. The entry then registers new tools.
 #[napi]
 pub async fn palace_command(args: String) -> String {
     ext().palace_command(&args).await
+}
+
+/// The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`); null when the bridge
+/// is off.
+#[napi]
+pub fn palace_status() -> Option<String> {
+    ext().palace_status()
 }
 
 /// The user message `/mempalace-diary [topic]` sends (null when the bridge is off).

@@ -180,7 +180,8 @@ describe('pi 0.74.0 + the MemPalace bridge (real MemPalace 3.11.0 over stdio)', 
     const second = mock.requests[n0 + 1].body;
     expect(wakeups(second), 'the second prompt adds no wake-up (only the first stays in the history)').toHaveLength(1);
     expect(textOf(wakeups(second)[0])).toBe(text);
-    expect(pi.uiRequests).toEqual([]);
+    // The only UI requests are the palace's footer status (fire-and-forget setStatus).
+    expect(pi.uiRequests.filter((r) => !(r.method === 'setStatus' && r.statusKey === 'mempalace'))).toEqual([]);
     expect(sessionStarts(pi)).toEqual([{ reason: 'startup', messages: 0 }]);
   }, 60_000);
 

@@ -142,6 +142,15 @@ fn feed_check(pal: &PalaceConfig) -> Check {
     }
 }
 
+/// The last feed that ran, in a few words (for `/mempalace status`).
+pub(crate) fn last_feed_line(pal: &PalaceConfig) -> String {
+    match last_outcome(pal) {
+        None => "none recorded".into(),
+        Some(Last { at_ms, outcome, reason, detail }) if detail.is_empty() => format!("{outcome} ({reason}, {} ago)", age(at_ms)),
+        Some(Last { at_ms, outcome, reason, detail }) => format!("{outcome} ({reason}, {} ago): {detail}", age(at_ms)),
+    }
+}
+
 /// What `<agentDir>/mempalace-feed/last-outcome.json` says of the last feed that ran.
 struct Last {
     at_ms: u64,

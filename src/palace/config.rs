@@ -49,6 +49,8 @@ pub struct PalaceConfig {
     pub remote: bool,
     /// `PATH` as seen at load, for resolving `feed_bin`.
     pub search_path: Option<String>,
+    /// `MEMPALACE_TOOLS`: the palace tools pi is offered (default: all).
+    pub tools: super::tools::ToolFilter,
 }
 
 impl PalaceConfig {
@@ -92,6 +94,7 @@ impl PalaceConfig {
             agent_dir,
             remote: false,
             search_path: r.raw("PATH"),
+            tools: super::tools::ToolFilter::parse(text("MEMPALACE_TOOLS").as_deref()),
         };
         if let Some(why) = ssh_refused {
             r.warn(why);
@@ -156,6 +159,7 @@ mod tests {
         assert_eq!(c.agent_dir, PathBuf::from("/home/u/.pi/agent"));
         assert_eq!(c.lock_path(), PathBuf::from("/home/u/.pi/agent/mempalace-feed.lock"));
         assert_eq!(c.tools_cache_path(), PathBuf::from("/home/u/.pi/agent/mempalace-tools-cache.json"));
+        assert!(c.tools.is_all());
     }
 
     #[test]
@@ -175,6 +179,7 @@ mod tests {
             ("MEMPALACE_PI_REMOTE_PATH", "/srv/inbox"),
             ("PI_CODING_AGENT_DIR", "~/agent"),
             ("MEMPALACE_REMOTE_URL", "http://172.17.0.1:8765/mcp"),
+            ("MEMPALACE_TOOLS", "mempalace_search, mempalace_diary_*"),
         ]);
         assert!(w.is_empty(), "{w:?}");
         assert!(!c.enabled && !c.feed && c.remote);
@@ -188,6 +193,8 @@ mod tests {
         assert_eq!(c.ssh_config, Some(PathBuf::from("/home/u/.ssh/cfg")));
         assert_eq!(c.remote_path, "/srv/inbox");
         assert_eq!(c.agent_dir, PathBuf::from("/home/u/agent"));
+        assert_eq!(c.tools.to_string(), "mempalace_search,mempalace_diary_*");
+        assert!(c.tools.allows("mempalace_diary_write") && !c.tools.allows("mempalace_status"));
     }
 
     #[test]
