@@ -1,7 +1,7 @@
 'use strict';
 // pi extension entry: hands each pi event to the native core (src/extension.rs) and registers the
 // tools and commands it describes. No decision is made here; load.js converts.
-const { loadNative, piTool, piToolNames, hasMessages } = require('./load.js');
+const { loadNative, piTool, piToolNames, hasMessages, statusLine } = require('./load.js');
 const native = loadNative();
 
 module.exports = function dottyPiExt(pi) {
@@ -20,17 +20,7 @@ module.exports = function dottyPiExt(pi) {
       console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`);
     }
   };
-  // The palace's state in pi's footer (the text is the core's); in RPC mode a fire-and-forget
-  // extension_ui_request that nothing waits on.
-  let ui = null;
-  let shown;
-  const showStatus = (ctx) => {
-    ui = ctx?.ui ?? ui;
-    const text = native.palaceStatus() ?? undefined;
-    if (!ui?.setStatus || text === shown) return;
-    shown = text;
-    try { ui.setStatus('mempalace', text); } catch { /* a pi without a UI */ }
-  };
+  const showStatus = statusLine(native);
   registerPalace();
   native.palaceTools().then(() => { registerPalace(); showStatus(); }, () => {});
   pi.on('session_start', (event, ctx) => { native.sessionStart(event?.reason ?? 'startup', hasMessages(ctx)); showStatus(ctx); });

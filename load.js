@@ -40,6 +40,23 @@ exports.hasMessages = function hasMessages(ctx) {
   return !!ctx?.sessionManager?.getEntries?.()?.some((e) => e.type === 'message');
 };
 
+/**
+ * The palace's state in pi's footer: `show(ctx)` puts the core's status text there when it changed
+ * (in RPC mode a fire-and-forget extension_ui_request that nothing waits on). The last ctx seen is
+ * kept for calls that have none (the background handshake settling).
+ */
+exports.statusLine = function statusLine(native) {
+  let ui = null;
+  let shown;
+  return function show(ctx) {
+    ui = ctx?.ui ?? ui;
+    const text = native.palaceStatus() ?? undefined;
+    if (!ui?.setStatus || text === shown) return;
+    shown = text;
+    try { ui.setStatus('mempalace', text); } catch { /* a pi without a UI */ }
+  };
+};
+
 // What to do about a missing or unloadable binary, and why each place the loader looked failed.
 function loadHelp(e) {
   const triple = `${process.platform}-${process.arch}`;
