@@ -11,7 +11,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startMockModel, lastUserText } from './mock-model.mjs';
-import { startPi as startPiOn, ready, root, childPids, TARGETS } from './pi-rpc.mjs';
+import { startPi as startPiOn, ready, root, childPids, TARGETS, nodeBin } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { spawnSync } from 'node:child_process';
 import { mempalaceRoot, referenceTools, stdioEnv } from '../helpers/palace.mjs';
@@ -157,6 +157,7 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
     expect(fs.existsSync(cacheFile)).toBe(false);
     pi = await startPalacePi();
     timings.firstStartWithPalaceMs = await timedReady(pi);
+    expect(fs.realpathSync(`/proc/${pi.pid}/exe`), `pi runs on Node ${T.node}`).toBe(fs.realpathSync(nodeBin(T.node)));
 
     const n0 = mock.requests.length;
     mock.enqueue({ text: 'Hello! Noted.' });

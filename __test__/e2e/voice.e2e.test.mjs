@@ -3,8 +3,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { startMockModel, lastUserText } from './mock-model.mjs';
-import { startPi, ready, root, PI_CLI, TARGETS, openFdsTo, childPids, startTicks, pollUntil } from './pi-rpc.mjs';
+import { startPi, ready, root, PI_CLI, TARGETS, nodeBin, openFdsTo, childPids, startTicks, pollUntil } from './pi-rpc.mjs';
 import { startHome, SONGS, ASSET_BASE } from './home.mjs';
 import { json, stall, waitForRequests } from '../helpers/services.mjs';
 import { readRows } from '../helpers/brain.mjs';
@@ -195,6 +196,7 @@ describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in o
 
   it('never restarted pi, never spawned another process, never opened a dialog', () => {
     expect(pi.alive).toBe(true);
+    expect(fs.realpathSync(`/proc/${pi.pid}/exe`), `pi runs on Node ${T.node}`).toBe(fs.realpathSync(nodeBin(T.node)));
     expect(startTicks(pi.pid)).toBe(startTick);
     expect(childPids(pi.pid)).toEqual([]);
     expect(pi.uiRequests).toEqual([]);
@@ -384,6 +386,8 @@ describe('pi 1.6.0 on Node 24 (the newest Node)', () => {
     try {
       const state = await ready(pi);
       expect(state.data.model.id).toBe('mock-model');
+      expect(fs.realpathSync(`/proc/${pi.pid}/exe`)).toBe(fs.realpathSync(nodeBin('24')));
+      expect(spawnSync(nodeBin('24'), ['--version'], { encoding: 'utf8' }).stdout.trim()).toBe('v24.22.3');
       await voiceTurn(pi, mock, home, TURNS[0], 0, 0);
       await voiceTurn(pi, mock, home, TURNS[4], 1, 1);
       expect(pi.uiRequests).toEqual([]);
