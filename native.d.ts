@@ -31,9 +31,10 @@ export declare function agentSettled(): void
 
 /**
  * pi's `before_agent_start`: the hidden wake-up message on the first prompt of a fresh session,
- * else null. Bounded by the request timeout: never holds the prompt hostage.
+ * else null; only for a run a user started (`messageType`: pi 1.2+'s `"user"`/`"custom"`, absent
+ * before; `prompt`: the prompt text). Bounded by the request timeout: never holds the prompt hostage.
  */
-export declare function beforeAgentStart(): Promise<BeforeAgentStart | null>
+export declare function beforeAgentStart(messageType?: string | undefined | null, prompt?: string | undefined | null): Promise<BeforeAgentStart | null>
 
 /** What pi's `before_agent_start` handler returns. */
 export interface BeforeAgentStart {

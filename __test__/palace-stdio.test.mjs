@@ -85,6 +85,24 @@ describe('MemPalace over stdio', () => {
     expect(sent[1].text).not.toContain('release day');
   });
 
+  it('adds the wake-up only to a run a user started: not to a custom-message run (pi 1.2+), not to /mempalace-diary\'s own prompt', async () => {
+    await ext.emit('session_start', { reason: 'new' });
+    // pi 1.2+: an extension's custom message with triggerTurn starts a run of messageType "custom".
+    expect(await ext.emit('before_agent_start', { messageType: 'custom', message: { customType: 'other-ext', content: 'ping' } })).toEqual([undefined]);
+    // /mempalace-diary: its prompt goes through pi.sendUserMessage, a run of messageType "user".
+    await ext.commands.get('mempalace-diary').handler('the wake-up rule', {});
+    const diary = sent.at(-1).text;
+    expect(await ext.emit('before_agent_start', { messageType: 'user', prompt: diary })).toEqual([undefined]);
+    // The wake-up stayed armed for the user's first prompt of the session.
+    const [user] = await ext.emit('before_agent_start', { messageType: 'user', prompt: 'what did I do yesterday?' });
+    expect(user.message.customType).toBe('mempalace-wakeup');
+    expect(await ext.emit('before_agent_start', { messageType: 'user', prompt: 'and today?' })).toEqual([undefined]);
+    // A user who types the diary prompt's text themselves later is a user (remembered once only).
+    await ext.emit('session_start', { reason: 'new' });
+    const [typed] = await ext.emit('before_agent_start', { messageType: 'user', prompt: diary });
+    expect(typed.message.customType).toBe('mempalace-wakeup');
+  });
+
   it('feeds the session transcripts on session_shutdown, found afterwards by mempalace_search', async () => {
     writeSession(path.join(env.PI_CODING_AGENT_DIR, 'sessions', '--work-project--', '2026-11-29T10-00-00_c3a6.jsonl'), [
       ['user', 'Please remember that the quokka colony lives on Rottnest Island near Perth.'],

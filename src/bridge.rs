@@ -7,7 +7,7 @@
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
-use crate::palace::wakeup::{compose_wakeup, WakeupGate, WakeupMessage};
+use crate::palace::wakeup::{compose_wakeup, RunStart, SentPrompts, WakeupGate, WakeupMessage};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -37,6 +37,8 @@ pub struct Bridge {
     /// Names already said on stderr as taken by another tool of this pi process.
     said_taken: Mutex<Vec<String>>,
     pub wakeup: WakeupGate,
+    /// The diary prompts handed to pi's `sendUserMessage`: their runs get no wake-up.
+    sent_prompts: SentPrompts,
     pub feeder: Feeder,
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
@@ -158,6 +160,7 @@ impl Bridge {
             connected: tokio::sync::Mutex::new(None),
             said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
+            sent_prompts: SentPrompts::default(),
             feeder,
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
@@ -317,10 +320,12 @@ impl Bridge {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
     }
 
-    /// pi's first `before_agent_start` of a fresh session: the wake-up message, or None (not
-    /// fresh, already done, or the palace didn't answer within the request timeout).
-    pub async fn wakeup(&self) -> Option<WakeupMessage> {
-        if !self.wakeup.take() {
+    /// pi's first `before_agent_start` of a fresh session that a user started: the wake-up
+    /// message, or None (not fresh, already done, the palace didn't answer within the request
+    /// timeout). A run an extension started (a custom message, the diary prompt) gets none and
+    /// leaves the wake-up armed for the user's first prompt.
+    pub async fn wakeup(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
+        if !self.sent_prompts.user_started(start) || !self.wakeup.take() {
             return None;
         }
         // The wake-up's budget, owned here: the handshake counts against it (a cold palace
@@ -335,7 +340,9 @@ impl Bridge {
     /// The `/mempalace-diary [topic]` user message.
     pub fn diary_prompt(&self, topic: &str) -> String {
         let topic = topic.trim();
-        crate::palace::diary::diary_prompt(&self.cfg.agent_name, (!topic.is_empty()).then_some(topic))
+        let prompt = crate::palace::diary::diary_prompt(&self.cfg.agent_name, (!topic.is_empty()).then_some(topic));
+        self.sent_prompts.remember(&prompt);
+        prompt
     }
 
     /// pi's `session_shutdown`: feeds the transcripts; on `quit` then stops the server. Bounded by

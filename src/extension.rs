@@ -10,7 +10,7 @@
 use crate::bridge::{text_of, to_pi_content, Bridge};
 use crate::config::Config;
 use crate::error::{Error, Kind};
-use crate::palace::wakeup::WakeupMessage;
+use crate::palace::wakeup::{RunStart, WakeupMessage};
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use serde_json::{json, Value};
@@ -265,9 +265,10 @@ impl Extension {
     }
 
     /// pi's `before_agent_start`: the wake-up message on the first prompt of a fresh session,
-    /// else None. Bounded by the request timeout: never holds the prompt hostage.
-    pub async fn on_before_agent_start(&self) -> Option<WakeupMessage> {
-        self.bridge.clone()?.wakeup().await
+    /// else None; only a run a user started counts (`start`: pi's `messageType` and `prompt`).
+    /// Bounded by the request timeout: never holds the prompt hostage.
+    pub async fn on_before_agent_start(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
+        self.bridge.clone()?.wakeup(start).await
     }
 
     /// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget)
@@ -297,7 +298,8 @@ impl Extension {
         Some(bridge.session_shutdown("cli").await)
     }
 
-    /// The user message `/mempalace-diary [topic]` sends (None when the bridge is off).
+    /// The user message `/mempalace-diary [topic]` sends (None when the bridge is off); the run it
+    /// starts gets no wake-up.
     pub fn diary_prompt(&self, topic: &str) -> Option<String> {
         self.bridge.as_ref().map(|b| b.diary_prompt(topic))
     }
@@ -379,7 +381,7 @@ mod tests {
         assert!(!ext.on_agent_end(&json!([{"role": "user", "content": "hi"}])));
         ext.on_agent_settled();
         ext.on_session_start("startup", false);
-        assert_eq!(ext.on_before_agent_start().await, None);
+        assert_eq!(ext.on_before_agent_start(RunStart::default()).await, None);
         assert_eq!(ext.diary_prompt("x"), None);
         assert_eq!(ext.palace_status(), None);
         assert_eq!(ext.palace_command("reconnect").await, "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)");

@@ -2,7 +2,7 @@
 //! is made by [`Extension`] (src/extension.rs); errors become JS errors in [`js_error`] alone.
 
 use crate::extension::{Background, Extension, Registration, Reply, ToolSpec, STATE_CREATIONS};
-use crate::palace::wakeup::WakeupMessage;
+use crate::palace::wakeup::{RunStart, WakeupMessage};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{json, Value};
@@ -280,10 +280,12 @@ impl From<WakeupMessage> for BeforeAgentStart {
 }
 
 /// pi's `before_agent_start`: the hidden wake-up message on the first prompt of a fresh session,
-/// else null. Bounded by the request timeout: never holds the prompt hostage.
+/// else null; only for a run a user started (`messageType`: pi 1.2+'s `"user"`/`"custom"`, absent
+/// before; `prompt`: the prompt text). Bounded by the request timeout: never holds the prompt hostage.
 #[napi]
-pub async fn before_agent_start() -> Option<BeforeAgentStart> {
-    ext().on_before_agent_start().await.map(BeforeAgentStart::from)
+pub async fn before_agent_start(message_type: Option<String>, prompt: Option<String>) -> Option<BeforeAgentStart> {
+    let start = RunStart { message_type: message_type.as_deref(), prompt: prompt.as_deref() };
+    ext().on_before_agent_start(start).await.map(BeforeAgentStart::from)
 }
 
 /// `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the

