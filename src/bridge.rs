@@ -275,7 +275,8 @@ impl Bridge {
         let known = self.known_tools().len();
         let tools = if offered == known { format!("{offered} tools") } else { format!("{offered} of {known} tools") };
         match (self.link.down_reason(), self.client().stats().connected) {
-            (Some(why), _) => format!("MemPalace down: {}", crate::text::take(&why, 120)),
+            // The reason often says "MemPalace is down: …" itself: not twice in a short footer.
+            (Some(why), _) => format!("MemPalace down: {}", crate::text::take(why.strip_prefix("MemPalace is down: ").unwrap_or(&why), 120)),
             (None, true) => format!("MemPalace: {tools}"),
             (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),
             (None, false) => "MemPalace: connecting…".into(),

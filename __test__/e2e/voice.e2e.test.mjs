@@ -393,7 +393,7 @@ describe('pi 1.6.0 on Node 24 (the newest Node)', () => {
       expect(spawnSync(nodeBin('24'), ['--version'], { encoding: 'utf8' }).stdout.trim()).toBe('v24.22.3');
       await voiceTurn(pi, mock, home, TURNS[0], 0, 0);
       await voiceTurn(pi, mock, home, TURNS[4], 1, 1);
-      expect(pi.uiRequests).toEqual([]);
+      expect(dialogs(pi)).toEqual([]);
       expect(pi.events.filter((e) => e.type === 'extension_error')).toEqual([]);
       expect(await pi.close()).toEqual({ code: 0, signal: null });
     } finally {
