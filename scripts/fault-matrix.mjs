@@ -57,17 +57,17 @@ async function exited(pid) {
 async function palaceChild({ native, ask }, row) {
   if (!row.atStart) {
     if ((await native.palaceTools()).length === 0) return { error: 'no palace tools before the fault' };
-    const base = await timedCall(native, 'write', { text: 'row-0' });
+    const base = await timedCall(native, 'store', { text: 'row-0' });
     if (!base.ok) return { error: `baseline write failed: ${base.seen}` };
     if (row.idleExit === 'child') await exited(native.stats().mcpChildPid);
     else await ask('fault');
   }
-  const first = await timedCall(native, 'write', { text: 'row-1' });
+  const first = await timedCall(native, 'store', { text: 'row-1' });
   await ask('heal');
   const t1 = performance.now();
   let how = 'next call', second;
   for (let i = 0; i < 6; i++) {
-    second = await timedCall(native, 'write', { text: 'row-2' });
+    second = await timedCall(native, 'store', { text: 'row-2' });
     if (second.ok) break;
     // What the user would do: the error or pi's footer says the bridge is down (a latched 401
     // says so on the footer and stderr only).
@@ -337,7 +337,7 @@ another process or replaced on disk. Bounds set for the run: ${Object.entries({ 
 - **time to a clear failure**: from the call that meets the fault to its error or reply. "— (answered)": the call went through the fault (a respawn and retry, a re-initialized session) and answered.
 - **time to recovery**: from the fault's end to the first call that works, and what brought it back: the next call, or the user's \`/mempalace reconnect\` once the bridge gave up (its respawn budget spent, or a refused token).
 - **what the user saw**: the error or reply of the call that met the fault (what pi shows the model).
-- **data lost**: the palace rows write through the fixture's \`write\` tool into a file; the voice rows write facts (and a conversation row) to brain.db. "none" means every write the user was told succeeded is stored exactly once, and every other one was reported failed.
+- **data lost**: the palace rows write through the fixture's \`store\` tool into a file; the voice rows write facts (and a conversation row) to brain.db. "none" means every write the user was told succeeded is stored exactly once, and every other one was reported failed.
 
 ${table}
 `;
