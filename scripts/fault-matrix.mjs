@@ -21,12 +21,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addRows, holdWriteLock, makeBrain, readRows, root, tempDir } from '../__test__/helpers/brain.mjs';
 import { bigBody, json, redirect, stall, startService } from '../__test__/helpers/services.mjs';
+import { fixture, startFixtureHttp } from '../__test__/helpers/mcp-fixture.mjs';
 
 const self = fileURLToPath(import.meta.url);
-const fixture = path.join(root, '__test__/fixtures/fault_mcp_server.py');
 const TOKEN = 'matrix-token-' + 'q'.repeat(16);
-// Short bounds so the matrix runs in minutes; each is a documented variable (docs/configuration.md).
-const MCP_ENV = { MEMPALACE_MCP_TIMEOUT_MS: '2000', MEMPALACE_MCP_INIT_TIMEOUT_MS: '2000', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '200', MEMPALACE_MCP_MAX_RESPAWNS: '2' };
+// Short timeouts so the matrix runs in minutes (documented variables, docs/configuration.md); the
+// respawn budget and its backoff keep their defaults (2 respawns, 1 s then 2 s): a server restarted
+// within them is caught by the call itself.
+const MCP_ENV = { MEMPALACE_MCP_TIMEOUT_MS: '2000', MEMPALACE_MCP_INIT_TIMEOUT_MS: '2000' };
 const VOICE_ENV = { DOTTY_BEHAVIOUR_TIMEOUT_MS: '1000' };
 
 // ---------------------------------------------------------------- the child (runs the package)
@@ -117,23 +119,19 @@ async function childMain(id) {
 
 // ---------------------------------------------------------------- the parent (injects the faults)
 
-/** The fixture over HTTP on `ctx.port` (any port the first time); `supervise`: started again when it exits. */
+/**
+ * The fixture over HTTP on `ctx.port` (any port the first time); `supervise`: started again when it
+ * exits. `ctx.starting` is the start in progress (a heal waits for it rather than start a second).
+ */
 function startHttpFixture(ctx, { supervise = false, idleExitMs = 0 } = {}) {
-  const args = [fixture, '--http', '--session', '--token', TOKEN, '--store', ctx.store, '--fault-file', ctx.faultFile, '--port', String(ctx.port ?? 0)];
+  const args = ['--session', '--token', TOKEN, '--store', ctx.store, '--fault-file', ctx.faultFile, '--port', String(ctx.port ?? 0)];
   if (idleExitMs) args.push('--idle-exit-ms', String(idleExitMs));
-  const proc = spawn('python3', args, { stdio: ['ignore', 'pipe', 'ignore'] });
-  ctx.server = proc;
-  ctx.serverExit = new Promise((resolve) => proc.on('exit', resolve));
-  proc.on('exit', () => { if (supervise && !ctx.closing) startHttpFixture(ctx, { supervise, idleExitMs }); });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/PORT=(\d+)/);
-      if (m) { ctx.port = Number(m[1]); resolve(); }
-    });
-    proc.on('error', reject);
+  ctx.starting = startFixtureHttp(args).then((srv) => {
+    Object.assign(ctx, { server: srv.proc, serverExit: srv.exited, port: srv.port });
+    // Started again as it was, but staying up: one idle exit per row.
+    srv.exited.then(() => { if (supervise && !ctx.closing) startHttpFixture(ctx, { supervise }); });
   });
+  return ctx.starting;
 }
 
 const setFault = (ctx, what) => fs.writeFileSync(ctx.faultFile, what);
@@ -165,7 +163,11 @@ function http(fault, label, { fault: content = fault, atStart = false, supervise
     // An idle exit: the server leaves by itself (the call then meets a closed port); else the fault file.
     inject: (ctx) => (idleExitMs ? ctx.serverExit : setFault(ctx, content)),
     // A server that left comes back where it was (as its supervisor would start it again).
-    heal: async (ctx) => { clearFault(ctx); if (ctx.server.exitCode !== null || ctx.server.signalCode) await startHttpFixture(ctx, { supervise }); },
+    heal: async (ctx) => {
+      clearFault(ctx);
+      await ctx.starting;
+      if (ctx.server.exitCode !== null || ctx.server.signalCode) await startHttpFixture(ctx, { supervise });
+    },
   };
 }
 
@@ -209,6 +211,7 @@ const ROWS = [
   http('503', '5xx (503 on every request)'),
   http('expire', 'session expiry (404 on the session)'),
   http('idle-exit', 'server idle exit (down until restarted)', { idleExitMs: 1500 }),
+  http('idle-exit-supervised', 'server idle exit (restarted by its supervisor)', { idleExitMs: 1500, supervise: true }),
   http('flood', 'ping flood (an SSE reply of endless pings)'),
   behaviourFault('down', 'service down (connection refused)', 'down'),
   behaviourFault('stall', 'stall (no answer)', () => stall),
@@ -288,8 +291,9 @@ async function runRow(row) {
   return { row, ...result, lost: lost(row, ctx, result) + (leaked ? '; TOKEN LEAKED' : '') };
 }
 
+// One line, cut; the fixture's port (a new one each run) as PORT.
 const short = (s, n = 110) => {
-  const one = String(s).replace(/\s+/g, ' ').replaceAll('|', '\\|').trim();
+  const one = String(s).replace(/\s+/g, ' ').replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replaceAll('|', '\\|').trim();
   return one.length > n ? one.slice(0, n - 1) + '…' : one;
 };
 
@@ -309,7 +313,7 @@ function tableOf(results) {
 
 function machine() {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  return `${os.availableParallelism()} × ${cpu.trim()}, Linux ${os.release()}, Node ${process.version}`;
+  return `${os.availableParallelism()} CPUs (${cpu.trim()}), Linux ${os.release()}, Node ${process.version}`;
 }
 
 async function main() {
@@ -332,7 +336,8 @@ Each row injects one fault into a real process or socket while the package runs 
 process of its own (\`index.js\` loaded into a recording fake pi): the MCP fault fixture
 (\`__test__/fixtures/fault_mcp_server.py\`) spawned by the bridge over stdio, or serving Streamable
 HTTP with sessions and a bearer token; a fake dotty-behaviour on a local port; brain.db locked by
-another process or replaced on disk. Bounds set for the run: ${Object.entries({ ...MCP_ENV, ...VOICE_ENV }).map(([k, v]) => `\`${k}=${v}\``).join(', ')}.
+another process or replaced on disk. Bounds set for the run (the respawn budget and backoff are the
+defaults: 2 respawns, after 1 s then 2 s): ${Object.entries({ ...MCP_ENV, ...VOICE_ENV }).map(([k, v]) => `\`${k}=${v}\``).join(', ')}.
 
 - **time to a clear failure**: from the call that meets the fault to its error or reply. "— (answered)": the call went through the fault (a respawn and retry, a re-initialized session) and answered.
 - **time to recovery**: from the fault's end to the first call that works, and what brought it back: the next call, or the user's \`/mempalace reconnect\` once the bridge gave up (its respawn budget spent, or a refused token).
