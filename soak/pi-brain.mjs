@@ -1,0 +1,60 @@
+// The brain half's pi-like process: loads the package through index.js into a fake pi (as pi
+// does), then runs `remember` through the registered tool's execute() and fires agent_end with
+// one turn's messages, interleaved, `concurrency` at a time and without pauses. Forked by
+// soak/run.mjs (environment: DOTTY_BRAIN_DB, MEMPALACE_BRIDGE=0); sends its figures back over IPC.
+import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
+import { factText, pool, startMonitor, turnAnswer, turnUser } from './common.mjs';
+
+const { runId, remembers, turns, concurrency, turnBaseTs } = JSON.parse(process.env.SOAK_BRAIN_OPTS);
+
+async function main() {
+  const pi = loadExtension();
+  if (!pi.tools.has('remember')) throw new Error(`remember not registered (tools: ${[...pi.tools.keys()]})`);
+  const mon = startMonitor();
+  const replies = new Array(remembers);
+  const failures = [];
+  const total = remembers + turns;
+  let r = 0, t = 0, turnHandlerMaxMs = 0;
+  const t0 = Date.now();
+  await pool(total, concurrency, async (j) => {
+    // Op j is a turn when it crosses the next multiple of total/turns: turns spread evenly.
+    if (Math.floor(((j + 1) * turns) / total) > Math.floor((j * turns) / total)) {
+      const i = t++;
+      const messages = [
+        { role: 'user', content: [{ type: 'text', text: turnUser(runId, i) }], timestamp: turnBaseTs + i },
+        { role: 'assistant', content: [{ type: 'text', text: turnAnswer(i) }] },
+      ];
+      const h0 = performance.now();
+      await pi.emit('agent_end', { messages });
+      turnHandlerMaxMs = Math.max(turnHandlerMaxMs, performance.now() - h0);
+      return;
+    }
+    const i = r++;
+    const c0 = Date.now();
+    const text = await pi.text('remember', { fact: factText(runId, i) });
+    replies[i] = text;
+    if (text !== '(remembered)') failures.push({ i, text, from: c0, to: Date.now() });
+  });
+  const loadMs = Date.now() - t0;
+  // pi's quit: the queued conversation rows are written before the extension lets pi go on.
+  await pi.emit('session_shutdown', { reason: 'quit' });
+  await native().flushTurnLog();
+  const drainMs = Date.now() - t0 - loadMs;
+  const figures = mon.stop();
+  process.send({
+    remembered: replies.filter((x) => x === '(remembered)').length,
+    failures,
+    turnsFired: t,
+    turnHandlerMaxMs,
+    t0,
+    loadMs,
+    drainMs,
+    stats: native().stats(),
+    ...figures,
+  }, () => process.exit(0));
+}
+
+main().catch((e) => {
+  process.stderr.write(`pi-brain: ${e.stack}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,119 @@
+// The palace half's pi-like process: loads the package through index.js into a fake pi with the
+// bridge on, its server being the fault fixture behind a shell wrapper (so the server is a
+// grandchild, as with a real wrapper script), and makes `calls` tool calls through the registered
+// tools' execute(), `concurrency` at a time. At random calls it SIGKILLs, SIGSTOPs or stalls the
+// server. Each call must settle within `boundMs`; every reply must be its own call's. Forked by
+// soak/run.mjs, which checks for orphans after this process has gone; figures go back over IPC.
+import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
+import { pool, procs, startMonitor } from './common.mjs';
+
+const o = JSON.parse(process.env.SOAK_PALACE_OPTS);
+const FIXTURE_TOOLS = 6; // echo big env sleep fail pid
+const KINDS = o.kinds;
+
+// A seeded PRNG (mulberry32): a failing run can be repeated with the same SOAK_SEED.
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// The processes of a process group other than its leader (the bridge starts the wrapper as the
+// leader of a group of its own): found through /proc, as they outlive a killed wrapper.
+const groupMembers = (pgid) => procs().filter((p) => p.pgid === pgid && p.pid !== pgid).map((p) => p.pid);
+const signal = (pid, sig) => {
+  try { process.kill(pid, sig); return true; } catch { return false; }
+};
+
+async function main() {
+  const rand = prng(o.seed);
+  const pi = loadExtension();
+  await pi.waitForTools(FIXTURE_TOOLS, 60_000);
+  await pi.emit('session_start', { reason: 'startup' });
+  // Fault moments: distinct call indices, away from the first and last calls (the end must show
+  // the bridge recovered by itself), at least `o.calls / (faults * 2)` calls apart.
+  const gap = Math.floor(o.calls / (o.faults * 2));
+  const faultAt = new Map();
+  const span = o.calls - 2 * gap;
+  for (let f = 0; f < o.faults; f++) {
+    const slot = Math.floor(gap + (span / o.faults) * f + rand() * (span / o.faults - gap));
+    faultAt.set(slot, KINDS[Math.floor(rand() * KINDS.length)]);
+  }
+  const seenPids = new Set();
+  const notePids = () => {
+    const sh = native().stats().mcpChildPid;
+    if (sh) { seenPids.add(sh); groupMembers(sh).forEach((p) => seenPids.add(p)); }
+  };
+  const faults = [];
+  const inject = async (kind, atCall) => {
+    notePids();
+    const sh = native().stats().mcpChildPid;
+    const server = sh ? groupMembers(sh)[0] : undefined;
+    const f = { kind, atCall, at: Date.now(), sh, server, done: false };
+    faults.push(f);
+    if (!server) { f.skipped = 'no server running (respawn under way)'; return; }
+    if (kind === 'kill-server') f.done = signal(server, 'SIGKILL');
+    else if (kind === 'kill-wrapper') f.done = signal(sh, 'SIGKILL'); // the server lives on in the group
+    else if (kind === 'stop-server') f.done = signal(server, 'SIGSTOP'); // the bridge's timeout must recover it
+    else if (kind === 'pause-server') {
+      // Stopped for half the timeout: calls are late, none should fail.
+      f.done = signal(server, 'SIGSTOP');
+      await new Promise((r) => setTimeout(r, o.timeoutMs / 2));
+      signal(server, 'SIGCONT');
+    } else if (kind === 'stall') {
+      // A tool call that outlasts the timeout: the single-threaded server stalls every call behind it.
+      const t0 = Date.now();
+      try { await pi.run('sleep', { ms: o.timeoutMs * 3 }); f.outcome = 'answered'; } catch (e) { f.outcome = e.code ?? e.message; }
+      f.done = true;
+      f.ms = Date.now() - t0;
+    }
+  };
+
+  const mon = startMonitor();
+  const calls = new Array(o.calls);
+  const pending = new Set();
+  const injections = [];
+  const t0 = Date.now();
+  await pool(o.calls, o.concurrency, async (k) => {
+    if (faultAt.has(k)) injections.push(inject(faultAt.get(k), k));
+    if (k % 100 === 0) notePids();
+    const text = `call #${k} of ${o.runId}`;
+    const c = { k, from: Date.now() };
+    calls[k] = c;
+    pending.add(k);
+    // A call that outlives twice its bound is recorded as hung and no longer awaited (it stays in
+    // `pending` unless it settles later).
+    let timer;
+    const hung = new Promise((r) => { timer = setTimeout(() => { c.hung = true; r(); }, o.boundMs * 2); });
+    const call = pi.run('echo', { text }).then(
+      (r) => {
+        const got = JSON.parse(r.content[0].text).text;
+        c.outcome = got === text ? 'ok' : 'WRONG-REPLY';
+        if (got !== text) c.got = got;
+      },
+      (e) => { c.outcome = `err:${e.code ?? 'none'}`; c.message = String(e.message).slice(0, 300); },
+    ).finally(() => { c.to = Date.now(); c.ms = c.to - c.from; pending.delete(k); clearTimeout(timer); });
+    await Promise.race([call, hung]);
+  });
+  await Promise.all(injections);
+  const runMs = Date.now() - t0;
+  // The end: the bridge is back by itself, answering, with no call left.
+  notePids();
+  const end = { stats: native().stats(), status: native().palaceStatus() };
+  try { end.finalCall = JSON.parse(await pi.text('echo', { text: 'final' })).text === 'final' ? 'ok' : 'wrong'; } catch (e) { end.finalCall = `err:${e.code}: ${e.message}`; }
+  end.pendingBeforeShutdown = [...pending];
+  const figures = mon.stop();
+  await pi.emit('session_shutdown', { reason: 'quit' });
+  end.afterShutdown = native().stats();
+  process.send({ calls, faults, end, runMs, seenPids: [...seenPids], ...figures }, () => process.exit(0));
+}
+
+main().catch((e) => {
+  process.stderr.write(`pi-palace: ${e.stack}\n`);
+  process.exit(1);
+});
