@@ -1,22 +1,45 @@
 // Shared by the soak's processes. What a pi-like process measures about itself: the JavaScript event loop's worst stall
 // (perf_hooks.monitorEventLoopDelay, 1 ms resolution) and its RSS, sampled every second.
 import fs from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const t0 = Date.now();
   const rss = [];
   const sample = () => rss.push([(Date.now() - t0) / 1000, process.memoryUsage().rss / 1048576]);
-  // The histogram says how long the worst stall was; this says when each one happened, so a stall
-  // can be matched with what the process did at that moment (a fault, a respawn, a GC).
+  // The histogram says how long the worst stall was; this says when each one happened and why:
+  // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) splits a stall into
+  // time the thread ran or blocked (the process's own doing) and time the machine gave it no CPU
+  // (a shared, loaded machine). GC pauses are listed beside them.
   const stalls = [];
+  const gcs = [];
+  const sched = () => {
+    try {
+      const [cpu, wait] = fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+      return { cpu, wait };
+    } catch {
+      return { cpu: NaN, wait: NaN };
+    }
+  };
   let last = performance.now();
+  let lastSched = sched();
   const tick = setInterval(() => {
     const now = performance.now();
-    if (now - last > 5 + stallMs) stalls.push({ at: Date.now(), gapMs: Math.round(now - last - 5) });
+    const st = sched();
+    const gap = now - last - 5;
+    if (gap > stallMs) {
+      const cpuMs = (st.cpu - lastSched.cpu) / 1e6;
+      const waitMs = (st.wait - lastSched.wait) / 1e6;
+      stalls.push({ at: Math.round(performance.timeOrigin + now), gapMs: Math.round(gap), cpuMs: Math.round(cpuMs), runqueueMs: Math.round(waitMs), ownMs: Math.round(gap - waitMs) });
+    }
     last = now;
+    lastSched = st;
   }, 5);
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.duration > 5) gcs.push({ at: Math.round(performance.timeOrigin + e.startTime), ms: Math.round(e.duration), kind: e.detail?.kind });
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   loop.enable();
   sample();
   const timer = setInterval(sample, sampleMs);
@@ -25,14 +48,18 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
     stop() {
       clearInterval(timer);
       clearInterval(tick);
+      gcObserver.disconnect();
       sample();
       loop.disable();
       return {
         loopMaxMs: loop.max / 1e6,
         loopP99Ms: loop.percentile(99) / 1e6,
         loopMeanMs: loop.mean / 1e6,
+        // The longest stall that was not the machine withholding a CPU (0 when none passed stallMs).
+        ownStallMaxMs: Math.max(0, ...stalls.map((x) => x.ownMs)),
         rss,
         stalls,
+        gcs,
       };
     },
   };

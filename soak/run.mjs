@@ -93,6 +93,21 @@ function startRival(args, opts) {
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 
+function printStalls(half, m, t0) {
+  for (const s of m.stalls) console.log(`${half}: event loop stalled ${s.gapMs} ms at +${s.at - t0} ms (main thread on a CPU ${s.cpuMs} ms, runnable but waiting for a CPU ${s.runqueueMs} ms)`);
+  for (const g of m.gcs) console.log(`${half}: GC pause ${g.ms} ms at +${g.at - t0} ms`);
+}
+
+/**
+ * The event loop's worst stall, judged without the time the machine gave the thread no CPU: on a
+ * shared machine a runnable thread can wait tens of ms for a core, which says nothing about the
+ * extension. The raw figure is printed beside it, and on a quiet machine the two are the same.
+ */
+function stallRow(half, m) {
+  row(half, 'event loop: max / p99 / mean (raw)', `${fmt(m.loopMaxMs)} / ${fmt(m.loopP99Ms)} / ${fmt(m.loopMeanMs, 2)} ms`);
+  row(half, `event loop: longest stall not waiting for a CPU (${m.stalls.length} stalls > ${cfg.stallMaxMs} ms)`, `${m.ownStallMaxMs} ms`, okMark(check(m.ownStallMaxMs <= cfg.stallMaxMs, `${half}: event loop stalled ${m.ownStallMaxMs} ms on its own (raw max ${fmt(m.loopMaxMs)} ms)`)));
+}
+
 /**
  * RSS after warm-up: flat means a least-squares slope under SOAK_RSS_SLOPE_MAX MB/min. A slope
  * over less than 30 s extrapolates noise (a few seconds of allocator growth read as MB/min), so a
@@ -204,10 +219,10 @@ async function brainHalf() {
   row('brain', 'lock holds by rival a: count / longest', `${locker.holds.length} / ${maxHold} ms`);
   row('brain', 'zeroclaw: old rows deleted / updated; old left', `${zeroclaw.deletes} / ${zeroclaw.updates}; ${oldLeft}`, okMark(check(oldLeft + zeroclaw.deletes === cfg.oldRows, `brain: old rows ${oldLeft} + deleted ${zeroclaw.deletes} != ${cfg.oldRows}`)));
   row('brain', 'rows in brain.db at the end', total);
-  row('brain', 'event loop: max / p99 / mean', `${fmt(m.loopMaxMs)} / ${fmt(m.loopP99Ms)} / ${fmt(m.loopMeanMs, 2)} ms`, okMark(check(m.loopMaxMs <= cfg.stallMaxMs, `brain: event loop stalled ${fmt(m.loopMaxMs)} ms (> ${cfg.stallMaxMs})`)));
+  stallRow('brain', m);
   row('brain', 'agent_end handler: longest', `${fmt(m.turnHandlerMaxMs, 2)} ms`);
   rssRow('brain', m.rss);
-  for (const s of m.stalls) console.log(`brain event loop stalled ${s.gapMs} ms at +${s.at - m.t0} ms`);
+  printStalls('brain', m, m.t0);
   for (const e of explained) {
     console.log(`(remember failed) #${e.i}: waited ${e.waited} ms; rival a's holds overlapping its last ${BUSY_TIMEOUT_MS + 1000} ms: ${e.holds.join(', ') || 'none'} ms (${e.heldMs} ms of that window) -> ${e.ok ? 'explained' : 'UNEXPLAINED'}`);
   }
@@ -280,12 +295,12 @@ async function palaceHalf() {
   row('palace', 'bridge at the end: connected / final call / status', `${end.stats.palaceConnected} / ${end.finalCall} / ${end.status}`, okMark(check(end.stats.palaceConnected && end.finalCall === 'ok', `palace: bridge not healthy at the end (${end.finalCall}, ${end.status})`)));
   row('palace', 'calls in flight after shutdown', end.afterShutdown.callsInFlight, okMark(check(end.afterShutdown.callsInFlight === 0, 'palace: calls in flight after shutdown')));
   row('palace', 'processes left after exit (orphans)', left.length ? left.map((p) => `${p.pid} ${p.comm} ${p.state}`).join(', ') : 0, okMark(check(left.length === 0, `palace: ${left.length} processes left`)));
-  row('palace', 'event loop: max / p99 / mean', `${fmt(m.loopMaxMs)} / ${fmt(m.loopP99Ms)} / ${fmt(m.loopMeanMs, 2)} ms`, okMark(check(m.loopMaxMs <= cfg.stallMaxMs, `palace: event loop stalled ${fmt(m.loopMaxMs)} ms (> ${cfg.stallMaxMs})`)));
+  stallRow('palace', m);
   rssRow('palace', m.rss);
   for (const [k, v] of Object.entries(errorKinds)) console.log(`palace error x${v}: ${k}`);
   const t0 = m.calls[0]?.from ?? 0;
   for (const f of m.faults) console.log(`fault at call ${f.atCall} (+${f.at - t0} ms): ${f.kind}${f.skipped ? ` skipped (${f.skipped})` : ''}${f.outcome ? ` -> ${f.outcome} in ${f.ms} ms` : ''}`);
-  for (const s of m.stalls) console.log(`palace event loop stalled ${s.gapMs} ms at +${s.at - t0} ms`);
+  printStalls('palace', m, t0);
   if (!failures.some((f) => f.startsWith('palace'))) fs.rmSync(dir, { recursive: true, force: true });
   const stderrLines = pi.stderr.split('\n').filter(Boolean);
   console.log(`palace pi-like stderr: ${stderrLines.length} lines; first: ${stderrLines.slice(0, 5).join(' | ')}`);
