@@ -155,6 +155,8 @@ async function brainHalf() {
   const total = db.prepare('SELECT count(*) AS n FROM memories').get().n;
   db.close();
   // FTS consistency needs a write connection ('integrity-check' is issued as an INSERT).
+  const walMb = fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size / 1048576 || 0;
+  const dbMb = fs.statSync(file).size / 1048576;
   const rw = new Database(file);
   let ftsOk = 'ok';
   try { rw.prepare("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')").run(); } catch (e) { ftsOk = e.message; }
@@ -218,7 +220,7 @@ async function brainHalf() {
   row('brain', 'rival other errors', [...locker.errors, ...writerB.errors, ...zeroclaw.errors].length, okMark(check([...locker.errors, ...writerB.errors, ...zeroclaw.errors].length === 0, `brain: rival errors ${[...locker.errors, ...writerB.errors, ...zeroclaw.errors].join('; ')}`)));
   row('brain', 'lock holds by rival a: count / longest', `${locker.holds.length} / ${maxHold} ms`);
   row('brain', 'zeroclaw: old rows deleted / updated; old left', `${zeroclaw.deletes} / ${zeroclaw.updates}; ${oldLeft}`, okMark(check(oldLeft + zeroclaw.deletes === cfg.oldRows, `brain: old rows ${oldLeft} + deleted ${zeroclaw.deletes} != ${cfg.oldRows}`)));
-  row('brain', 'rows in brain.db at the end', total);
+  row('brain', 'rows in brain.db at the end; file / WAL size', `${total}; ${fmt(dbMb)} / ${fmt(walMb)} MB`);
   stallRow('brain', m);
   row('brain', 'agent_end handler: longest', `${fmt(m.turnHandlerMaxMs, 2)} ms`);
   rssRow('brain', m.rss);
@@ -253,7 +255,16 @@ async function palaceHalf() {
     DOTTY_SOAK_RUN: runId,
     SOAK_PALACE_OPTS: JSON.stringify(opts),
   };
+  // Watched from outside meanwhile: the palace is single-writer, so two servers of this run must
+  // never be alive at once (an old one still running when a new one starts).
+  let maxServers = 0, overlaps = [];
+  const watch = setInterval(() => {
+    const servers = procs(mark).filter((p) => p.marked && p.state !== 'Z' && /python/.test(p.comm));
+    if (servers.length > 1) overlaps.push(servers.map((p) => `${p.pid}/${p.pgid}/${p.state}`).join(' '));
+    maxServers = Math.max(maxServers, servers.length);
+  }, 100);
   const pi = await runChild(path.join(here, 'pi-palace.mjs'), [], env);
+  clearInterval(watch);
   // After the pi-like process is gone: nothing it started may remain (zombies included: their
   // parent, if alive, failed to reap them).
   let left = [];
@@ -294,6 +305,7 @@ async function palaceHalf() {
   row('palace', 'spawns / respawns', `${end.stats.mcpSpawns} / ${end.stats.mcpRespawns}`);
   row('palace', 'bridge at the end: connected / final call / status', `${end.stats.palaceConnected} / ${end.finalCall} / ${end.status}`, okMark(check(end.stats.palaceConnected && end.finalCall === 'ok', `palace: bridge not healthy at the end (${end.finalCall}, ${end.status})`)));
   row('palace', 'calls in flight after shutdown', end.afterShutdown.callsInFlight, okMark(check(end.afterShutdown.callsInFlight === 0, 'palace: calls in flight after shutdown')));
+  row('palace', 'servers alive at once: most seen (polled every 100 ms)', maxServers, okMark(check(maxServers <= 1, `palace: ${maxServers} servers alive at once: ${overlaps.slice(0, 3).join('; ')}`)));
   row('palace', 'processes left after exit (orphans)', left.length ? left.map((p) => `${p.pid} ${p.comm} ${p.state}`).join(', ') : 0, okMark(check(left.length === 0, `palace: ${left.length} processes left`)));
   stallRow('palace', m);
   rssRow('palace', m.rss);
