@@ -6,6 +6,8 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const t0 = Date.now();
+  const handles = () => ({ fds: fs.readdirSync('/proc/self/fd').length, threads: fs.readdirSync('/proc/self/task').length });
+  const before = handles();
   const rss = [];
   const sample = () => rss.push([(Date.now() - t0) / 1000, process.memoryUsage().rss / 1048576]);
   // The histogram says how long the worst stall was; this says when each one happened and why:
@@ -60,6 +62,9 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
         rss,
         stalls,
         gcs,
+        // Open file descriptors and threads at the start and the end: a pipe or a thread leaked per
+        // call or per respawn shows here long before it shows in RSS.
+        handles: { before, after: handles() },
       };
     },
   };

@@ -93,6 +93,13 @@ function startRival(args, opts) {
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 
+/** File descriptors and threads of the pi-like process, when the load began and when it ended. */
+function handlesRow(half, m) {
+  const { before: b, after: a } = m.handles;
+  const ok = a.fds <= b.fds + 2 && a.threads <= b.threads + 2;
+  row(half, 'open fds / threads: start -> end', `${b.fds} -> ${a.fds} / ${b.threads} -> ${a.threads}`, okMark(check(ok, `${half}: fds ${b.fds} -> ${a.fds}, threads ${b.threads} -> ${a.threads}`)));
+}
+
 function printStalls(half, m, t0) {
   for (const s of m.stalls) console.log(`${half}: event loop stalled ${s.gapMs} ms at +${s.at - t0} ms (main thread on a CPU ${s.cpuMs} ms, runnable but waiting for a CPU ${s.runqueueMs} ms)`);
   for (const g of m.gcs) console.log(`${half}: GC pause ${g.ms} ms at +${g.at - t0} ms`);
@@ -222,6 +229,7 @@ async function brainHalf() {
   row('brain', 'zeroclaw: old rows deleted / updated; old left', `${zeroclaw.deletes} / ${zeroclaw.updates}; ${oldLeft}`, okMark(check(oldLeft + zeroclaw.deletes === cfg.oldRows, `brain: old rows ${oldLeft} + deleted ${zeroclaw.deletes} != ${cfg.oldRows}`)));
   row('brain', 'rows in brain.db at the end; file / WAL size', `${total}; ${fmt(dbMb)} / ${fmt(walMb)} MB`);
   stallRow('brain', m);
+  handlesRow('brain', m);
   row('brain', 'agent_end handler: longest', `${fmt(m.turnHandlerMaxMs, 2)} ms`);
   rssRow('brain', m.rss);
   printStalls('brain', m, m.t0);
@@ -308,6 +316,7 @@ async function palaceHalf() {
   row('palace', 'servers alive at once: most seen (polled every 100 ms)', maxServers, okMark(check(maxServers <= 1, `palace: ${maxServers} servers alive at once: ${overlaps.slice(0, 3).join('; ')}`)));
   row('palace', 'processes left after exit (orphans)', left.length ? left.map((p) => `${p.pid} ${p.comm} ${p.state}`).join(', ') : 0, okMark(check(left.length === 0, `palace: ${left.length} processes left`)));
   stallRow('palace', m);
+  handlesRow('palace', m);
   rssRow('palace', m.rss);
   for (const [k, v] of Object.entries(errorKinds)) console.log(`palace error x${v}: ${k}`);
   const t0 = m.calls[0]?.from ?? 0;
