@@ -58,9 +58,9 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
         loopP99Ms: loop.percentile(99) / 1e6,
         loopMeanMs: loop.mean / 1e6,
         // The longest stall that was not the machine withholding a CPU (0 when none passed stallMs).
-        ownStallMaxMs: Math.max(0, ...stalls.map((x) => x.ownMs)),
+        ownStallMaxMs: Math.max(0, ...episodes(stalls).map((x) => x.ownMs)),
         rss,
-        stalls,
+        stalls: episodes(stalls),
         gcs,
         // Open file descriptors and threads at the start and the end: a pipe or a thread leaked per
         // call or per respawn shows here long before it shows in RSS.
@@ -68,6 +68,26 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
       };
     },
   };
+}
+
+/**
+ * Stalls a tick or two apart merged into one: the kernel updates a thread's schedstat when it is
+ * switched, not when it is read, so a stall's CPU and run-queue time can be booked to the tick
+ * after it. Summed over the episode they are right.
+ */
+function episodes(stalls) {
+  const out = [];
+  for (const x of stalls) {
+    const prev = out[out.length - 1];
+    if (prev && x.at - x.gapMs - prev.at <= 15) {
+      prev.at = x.at;
+      prev.gapMs += x.gapMs;
+      prev.cpuMs += x.cpuMs;
+      prev.runqueueMs += x.runqueueMs;
+      prev.ownMs = Math.max(0, prev.gapMs - prev.runqueueMs);
+    } else out.push({ ...x, ownMs: Math.max(0, x.ownMs) });
+  }
+  return out;
 }
 
 /**
