@@ -9,7 +9,12 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const handles = () => ({ fds: fs.readdirSync('/proc/self/fd').length, threads: fs.readdirSync('/proc/self/task').length });
   const before = handles();
   const rss = [];
-  const sample = () => rss.push([(Date.now() - t0) / 1000, process.memoryUsage().rss / 1048576]);
+  // [seconds, RSS, V8 heap used, RSS outside V8's heap] in MB: the last is where native memory
+  // (the addon, SQLite, tokio) shows, apart from the JavaScript objects of the harness itself.
+  const sample = () => {
+    const u = process.memoryUsage();
+    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - u.heapTotal) / 1048576]);
+  };
   // The histogram says how long the worst stall was; this says when each one happened and why:
   // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) splits a stall into
   // time the thread ran or blocked (the process's own doing) and time the machine gave it no CPU
@@ -45,7 +50,28 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   loop.enable();
   sample();
   const timer = setInterval(sample, sampleMs);
+  let maxBeforeReset = 0;
+  const forced = [];
+  const retained = [];
   return {
+    /**
+     * What the JS heap really holds at this point: a forced full GC (the process runs with
+     * --expose-gc), then heapUsed. V8 grows its heap lazily, so heapUsed and RSS sampled between
+     * GCs climb with garbage for a while; only the retained size says whether objects leak. The
+     * forced pause is the soak's own: it is kept out of the stall figures.
+     */
+    retained(label) {
+      maxBeforeReset = Math.max(maxBeforeReset, loop.max);
+      const a = performance.timeOrigin + performance.now();
+      globalThis.gc();
+      globalThis.gc();
+      const u = process.memoryUsage();
+      retained.push({ label, at: (Date.now() - t0) / 1000, heapMb: u.heapUsed / 1048576, rssMb: u.rss / 1048576 });
+      forced.push([a, performance.timeOrigin + performance.now()]);
+      loop.reset();
+      last = performance.now();
+      lastSched = sched();
+    },
     /** Stops sampling; returns the figures (ms, MB, seconds). */
     stop() {
       clearInterval(timer);
@@ -54,14 +80,15 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
       sample();
       loop.disable();
       return {
-        loopMaxMs: loop.max / 1e6,
+        loopMaxMs: Math.max(maxBeforeReset, loop.max) / 1e6,
         loopP99Ms: loop.percentile(99) / 1e6,
         loopMeanMs: loop.mean / 1e6,
         // The longest stall that was not the machine withholding a CPU (0 when none passed stallMs).
         ownStallMaxMs: Math.max(0, ...episodes(stalls).map((x) => x.ownMs)),
         rss,
         stalls: episodes(stalls),
-        gcs,
+        gcs: gcs.filter((g) => !forced.some(([a, b]) => g.at >= a - 1 && g.at <= b + 1)),
+        retained,
         // Open file descriptors and threads at the start and the end: a pipe or a thread leaked per
         // call or per respawn shows here long before it shows in RSS.
         handles: { before, after: handles() },
@@ -95,7 +122,8 @@ function episodes(stalls) {
  * `warmFraction` of the run (at least `minWarmS` seconds): allocator pools, SQLite's page cache and
  * V8's heap grow there by design.
  */
-export function rssSlope(rss, { warmFraction = 0.25, minWarmS = 2 } = {}) {
+export function rssSlope(samples, { warmFraction = 0.25, minWarmS = 2, col = 1 } = {}) {
+  const rss = samples.map((x) => [x[0], x[col]]);
   if (rss.length < 2) return { slopeMbPerMin: NaN, samples: rss.length, fromS: NaN };
   const end = rss[rss.length - 1][0];
   const fromS = Math.max(minWarmS, end * warmFraction);

@@ -60,7 +60,7 @@ const okMark = (ok) => (ok ? 'ok' : 'FAIL');
 
 /** Forks `script` with an IPC channel; resolves with its one message, its stderr and its exit code. */
 function runChild(script, args, env) {
-  const child = fork(script, args, { env, stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const child = fork(script, args, { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   let stderr = '';
   let message;
   child.stderr.on('data', (d) => (stderr += d));
@@ -116,16 +116,24 @@ function stallRow(half, m) {
 }
 
 /**
- * RSS after warm-up: flat means a least-squares slope under SOAK_RSS_SLOPE_MAX MB/min. A slope
- * over less than 30 s extrapolates noise (a few seconds of allocator growth read as MB/min), so a
- * shorter window is judged by the fitted growth over it instead (under SOAK_RSS_GROWTH_MAX MB).
+ * Memory after warm-up. Judged on what can leak: the RSS outside V8's heap (the addon, SQLite,
+ * tokio: where the extension's own memory lives), by its least-squares slope when the window is
+ * at least 30 s long (<= SOAK_RSS_SLOPE_MAX MB/min) and by its fitted growth over a shorter one
+ * (<= SOAK_RSS_GROWTH_MAX MB: seconds of allocator growth read as MB/min would be noise); and the
+ * JS heap retained after a forced full GC at the end of warm-up and at the end (<= 1 MB more).
+ * The raw RSS slope is printed too: it also holds V8's lazily grown heap, garbage included.
  */
-function rssRow(half, rss) {
-  const s = rssSlope(rss);
-  const windowS = rss.length ? rss[rss.length - 1][0] - s.fromS : 0;
-  const growthMb = (s.slopeMbPerMin * windowS) / 60;
-  const ok = windowS >= 30 ? !(s.slopeMbPerMin > cfg.rssSlopeMax) : !(growthMb > cfg.rssGrowthMax);
-  row(half, `RSS after warm-up (${fmt(s.fromS, 0)} s): slope; fitted growth over ${fmt(windowS, 0)} s`, `${fmt(s.slopeMbPerMin, 2)} MB/min; ${fmt(growthMb, 2)} MB (${fmt(s.startMb)} -> ${fmt(s.endMb)} MB, max ${fmt(s.maxMb)})`, okMark(check(ok, `${half}: RSS grew after warm-up: ${fmt(s.slopeMbPerMin, 2)} MB/min, ${fmt(growthMb, 2)} MB over ${fmt(windowS, 0)} s`)));
+function memoryRows(half, m) {
+  const raw = rssSlope(m.rss);
+  const off = rssSlope(m.rss, { col: 3 });
+  const windowS = m.rss.length ? m.rss[m.rss.length - 1][0] - off.fromS : 0;
+  const growthMb = (off.slopeMbPerMin * windowS) / 60;
+  const ok = windowS >= 30 ? !(off.slopeMbPerMin > cfg.rssSlopeMax) : !(growthMb > cfg.rssGrowthMax);
+  row(half, `RSS after warm-up (${fmt(raw.fromS, 0)} s), raw: slope`, `${fmt(raw.slopeMbPerMin, 2)} MB/min (${fmt(raw.startMb)} -> ${fmt(raw.endMb)} MB, max ${fmt(raw.maxMb)})`);
+  row(half, `RSS outside the V8 heap: slope; fitted growth over ${fmt(windowS, 0)} s`, `${fmt(off.slopeMbPerMin, 2)} MB/min; ${fmt(growthMb, 2)} MB (${fmt(off.startMb)} -> ${fmt(off.endMb)} MB)`, okMark(check(ok, `${half}: native memory grew after warm-up: ${fmt(off.slopeMbPerMin, 2)} MB/min, ${fmt(growthMb, 2)} MB over ${fmt(windowS, 0)} s`)));
+  const [w, e] = m.retained;
+  const heapGrowth = e && w ? e.heapMb - w.heapMb : NaN;
+  row(half, `JS heap retained after a full GC: warm-up (${fmt(w?.at, 0)} s) -> end`, `${fmt(w?.heapMb, 2)} -> ${fmt(e?.heapMb, 2)} MB`, okMark(check(heapGrowth <= 1, `${half}: JS heap retained grew ${fmt(heapGrowth, 2)} MB`)));
 }
 
 async function brainHalf() {
@@ -231,7 +239,7 @@ async function brainHalf() {
   stallRow('brain', m);
   handlesRow('brain', m);
   row('brain', 'agent_end handler: longest', `${fmt(m.turnHandlerMaxMs, 2)} ms`);
-  rssRow('brain', m.rss);
+  memoryRows('brain', m);
   printStalls('brain', m, m.t0);
   for (const e of explained) {
     console.log(`(remember failed) #${e.i}: waited ${e.waited} ms; rival a's holds overlapping its last ${BUSY_TIMEOUT_MS + 1000} ms: ${e.holds.join(', ') || 'none'} ms (${e.heldMs} ms of that window) -> ${e.ok ? 'explained' : 'UNEXPLAINED'}`);
@@ -287,19 +295,16 @@ async function palaceHalf() {
     return;
   }
   const m = pi.message;
-  const calls = m.calls;
-  const outcomes = {};
-  for (const c of calls) outcomes[c.outcome ?? 'HUNG'] = (outcomes[c.outcome ?? 'HUNG'] ?? 0) + 1;
-  const hung = calls.filter((c) => c.hung || !c.outcome).length;
-  const wrong = calls.filter((c) => c.outcome === 'WRONG-REPLY').length;
-  const lat = calls.filter((c) => c.ms !== undefined).map((c) => c.ms).sort((a, b) => a - b);
+  const outcomes = m.outcomes;
+  const hung = (outcomes.HUNG ?? 0) + m.unsettled;
+  const wrong = outcomes['WRONG-REPLY'] ?? 0;
+  const lat = m.latency.slice().sort((a, b) => a - b);
   const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((lat.length * p) / 100))];
-  const late = calls.filter((c) => c.ms > boundMs).length;
-  const overTimeout = calls.filter((c) => c.ms > cfg.timeoutMs + 1000).length;
+  const late = m.latency.filter((ms) => ms > boundMs).length;
+  const overTimeout = m.latency.filter((ms) => ms > cfg.timeoutMs + 1000).length;
   const kinds = {};
   for (const f of m.faults) kinds[f.kind] = `${(kinds[f.kind] ?? '0/0').split('/').map(Number).map((n, j) => n + (j === 0 ? 1 : f.done ? 1 : 0)).join('/')}`;
-  const errorKinds = {};
-  for (const c of calls) if (c.message) errorKinds[c.message.replace(/\d+/g, 'N').slice(0, 120)] = (errorKinds[c.message.replace(/\d+/g, 'N').slice(0, 120)] ?? 0) + 1;
+  const errorKinds = m.errors;
   const end = m.end;
 
   row('palace', 'calls: outcomes', Object.entries(outcomes).map(([k, v]) => `${k} ${v}`).join(', '));
@@ -317,9 +322,10 @@ async function palaceHalf() {
   row('palace', 'processes left after exit (orphans)', left.length ? left.map((p) => `${p.pid} ${p.comm} ${p.state}`).join(', ') : 0, okMark(check(left.length === 0, `palace: ${left.length} processes left`)));
   stallRow('palace', m);
   handlesRow('palace', m);
-  rssRow('palace', m.rss);
+  memoryRows('palace', m);
   for (const [k, v] of Object.entries(errorKinds)) console.log(`palace error x${v}: ${k}`);
-  const t0 = m.calls[0]?.from ?? 0;
+  for (const c of m.odd) console.log(`palace call #${c.k}: ${c.hung ? 'hung' : `answered another call's text: ${c.got}`}`);
+  const t0 = m.t0;
   for (const f of m.faults) console.log(`fault at call ${f.atCall} (+${f.at - t0} ms): ${f.kind}${f.skipped ? ` skipped (${f.skipped})` : ''}${f.outcome ? ` -> ${f.outcome} in ${f.ms} ms` : ''}`);
   printStalls('palace', m, t0);
   if (!failures.some((f) => f.startsWith('palace'))) fs.rmSync(dir, { recursive: true, force: true });
