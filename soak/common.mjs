@@ -6,7 +6,15 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const t0 = Date.now();
-  const handles = () => ({ fds: fs.readdirSync('/proc/self/fd').length, threads: fs.readdirSync('/proc/self/task').length });
+  const handles = () => {
+    const tasks = fs.readdirSync('/proc/self/task');
+    const names = {};
+    for (const t of tasks) {
+      const n = fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim();
+      names[n] = (names[n] ?? 0) + 1;
+    }
+    return { fds: fs.readdirSync('/proc/self/fd').length, threads: tasks.length, names };
+  };
   const before = handles();
   const rss = [];
   // [seconds, RSS, V8 heap used, RSS outside V8's heap] in MB: the last is where native memory
@@ -54,6 +62,15 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const forced = [];
   const retained = [];
   return {
+    /**
+     * Open fds and threads once the process has been idle for `idleMs`: tokio's blocking pool
+     * keeps an idle thread for 10 s, so a count taken right after the load says how busy it was,
+     * and only one taken after that long says whether something leaked.
+     */
+    async settled(idleMs = 11_000) {
+      await new Promise((r) => setTimeout(r, idleMs));
+      return handles();
+    },
     /**
      * What the JS heap really holds at this point: a forced full GC (the process runs with
      * --expose-gc), then heapUsed. V8 grows its heap lazily, so heapUsed and RSS sampled between

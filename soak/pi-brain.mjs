@@ -45,6 +45,7 @@ async function main() {
   const drainMs = Date.now() - t0 - loadMs;
   const figures = mon.stop();
   mon.retained('end'); // after stop(): its forced GC is outside the figures, and lands in figures.retained
+  figures.handles.settled = await mon.settled();
   process.send({
     remembered,
     failures,

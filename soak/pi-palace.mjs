@@ -118,6 +118,7 @@ async function main() {
   end.pendingBeforeShutdown = [...pending];
   const figures = mon.stop();
   mon.retained('end'); // after stop(): its forced GC is outside the figures, and lands in figures.retained
+  figures.handles.settled = await mon.settled();
   await pi.emit('session_shutdown', { reason: 'quit' });
   end.afterShutdown = native().stats();
   process.send({ t0, latency: [...latency], unsettled: o.calls - settled.reduce((a, b) => a + b, 0), outcomes, errors, odd, faults, end, runMs, seenPids: [...seenPids], ...figures }, () => process.exit(0));
