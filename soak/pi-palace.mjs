@@ -4,6 +4,7 @@
 // tools' execute(), `concurrency` at a time. At random calls it SIGKILLs, SIGSTOPs or stalls the
 // server. Each call must settle within `boundMs`; every reply must be its own call's. Forked by
 // soak/run.mjs, which checks for orphans after this process has gone; figures go back over IPC.
+import crypto from 'node:crypto';
 import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
 import { pool, procs, startMonitor } from './common.mjs';
 
@@ -11,16 +12,10 @@ const o = JSON.parse(process.env.SOAK_PALACE_OPTS);
 const FIXTURE_TOOLS = 6; // echo big env sleep fail pid
 const KINDS = o.kinds;
 
-// A seeded PRNG (mulberry32): a failing run can be repeated with the same SOAK_SEED.
+// Seeded draws (a hash of the seed and a counter): a failing run repeats with the same SOAK_SEED.
 function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  let n = 0;
+  return () => crypto.createHash('sha256').update(`${seed}:${n++}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 // The processes of a process group other than its leader (the bridge starts the wrapper as the
