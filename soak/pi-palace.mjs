@@ -5,6 +5,7 @@
 // server. Each call must settle within `boundMs`; every reply must be its own call's. Forked by
 // soak/run.mjs, which checks for orphans after this process has gone; figures go back over IPC.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
 import { pool, procs, startMonitor } from './common.mjs';
 
@@ -17,6 +18,15 @@ function prng(seed) {
   let n = 0;
   return () => crypto.createHash('sha256').update(`${seed}:${n++}`).digest().readUInt32BE(0) / 2 ** 32;
 }
+
+// This process's children, whichever of its threads started them (the bridge spawns from tokio's).
+const ourChildren = () => {
+  const out = [];
+  for (const t of fs.readdirSync('/proc/self/task')) {
+    try { out.push(...fs.readFileSync(`/proc/self/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)); } catch { /* thread gone */ }
+  }
+  return out;
+};
 
 // The processes of a process group other than its leader (the bridge starts the wrapper as the
 // leader of a group of its own): found through /proc, as they outlive a killed wrapper.
@@ -60,6 +70,17 @@ async function main() {
       f.done = signal(server, 'SIGSTOP');
       await new Promise((r) => setTimeout(r, o.timeoutMs / 2));
       signal(server, 'SIGCONT');
+    } else if (kind === 'stop-respawn') {
+      // A server that hangs while it starts: kill this one, then stop its successor as soon as it
+      // exists, before or during its handshake. The init timeout must recover it.
+      f.done = signal(server, 'SIGKILL');
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        const next = ourChildren().filter((p) => p !== sh).flatMap((p) => groupMembers(p))[0];
+        if (next) { f.stopped = next; signal(next, 'SIGSTOP'); break; }
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      if (!f.stopped) f.done = false;
     } else if (kind === 'stall') {
       // A tool call that outlasts the timeout: the single-threaded server stalls every call behind it.
       const t0 = Date.now();

@@ -8,7 +8,7 @@
 // SOAK_OLD_ROWS (3000), SOAK_MAX_HOLD_MS (4000), SOAK_PALACE_CALLS (2000), SOAK_FAULTS (20),
 // SOAK_PALACE_CONCURRENCY (4), SOAK_MCP_TIMEOUT_MS (3000), SOAK_STALL_MAX_MS (20),
 // SOAK_RSS_SLOPE_MAX (2, MB/min), SOAK_RSS_GROWTH_MAX (4, MB), SOAK_SEED (random),
-// SOAK_FAULT_KINDS (kill-server,stop-server,stall,pause-server,kill-wrapper). --quick divides the
+// SOAK_FAULT_KINDS (kill-server,stop-server,stall,pause-server,kill-wrapper,stop-respawn). --quick divides the
 // counts by 10.
 // Exits 1 when an invariant fails, after printing every figure.
 import { fork } from 'node:child_process';
@@ -46,7 +46,7 @@ const cfg = {
   stallMaxMs: num('SOAK_STALL_MAX_MS', 20),
   rssSlopeMax: num('SOAK_RSS_SLOPE_MAX', 2),
   rssGrowthMax: num('SOAK_RSS_GROWTH_MAX', 4),
-  faultKinds: (process.env.SOAK_FAULT_KINDS || 'kill-server,stop-server,stall,pause-server,kill-wrapper').split(','),
+  faultKinds: (process.env.SOAK_FAULT_KINDS || 'kill-server,stop-server,stall,pause-server,kill-wrapper,stop-respawn').split(','),
 };
 const runId = `${Date.now().toString(36)}${cfg.seed.toString(36)}`;
 const failures = [];
