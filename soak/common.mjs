@@ -59,6 +59,7 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   sample();
   const timer = setInterval(sample, sampleMs);
   let maxBeforeReset = 0;
+  let warm;
   const forced = [];
   const retained = [];
   return {
@@ -84,6 +85,8 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
       globalThis.gc();
       const u = process.memoryUsage();
       retained.push({ label, at: (Date.now() - t0) / 1000, heapMb: u.heapUsed / 1048576, rssMb: u.rss / 1048576 });
+      // The baseline of fds and threads too: brain.db's connections open in the background at load.
+      if (!warm) warm = handles();
       forced.push([a, performance.timeOrigin + performance.now()]);
       loop.reset();
       last = performance.now();
@@ -106,9 +109,9 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
         stalls: episodes(stalls),
         gcs: gcs.filter((g) => !forced.some(([a, b]) => g.at >= a - 1 && g.at <= b + 1)),
         retained,
-        // Open file descriptors and threads at the start and the end: a pipe or a thread leaked per
-        // call or per respawn shows here long before it shows in RSS.
-        handles: { before, after: handles() },
+        // Open file descriptors and threads at the start, after warm-up and at the end: a pipe or
+        // a thread leaked per call or per respawn shows here long before it shows in RSS.
+        handles: { before, warm, after: handles() },
       };
     },
   };
@@ -136,14 +139,14 @@ function episodes(stalls) {
 
 /**
  * Least-squares slope of RSS over time after warm-up, in MB per minute. Warm-up is the first
- * `warmFraction` of the run (at least `minWarmS` seconds): allocator pools, SQLite's page cache and
- * V8's heap grow there by design.
+ * `warmFraction` of the run (at least `minWarmS` seconds), or ends at `fromS`: allocator pools,
+ * SQLite's page cache and V8's heap grow there by design.
  */
-export function rssSlope(samples, { warmFraction = 0.25, minWarmS = 2, col = 1 } = {}) {
+export function rssSlope(samples, { warmFraction = 0.25, minWarmS = 2, col = 1, fromS: from } = {}) {
   const rss = samples.map((x) => [x[0], x[col]]);
   if (rss.length < 2) return { slopeMbPerMin: NaN, samples: rss.length, fromS: NaN };
   const end = rss[rss.length - 1][0];
-  const fromS = Math.max(minWarmS, end * warmFraction);
+  const fromS = from ?? Math.max(minWarmS, end * warmFraction);
   const pts = rss.filter(([t]) => t >= fromS);
   if (pts.length < 3) return { slopeMbPerMin: NaN, samples: pts.length, fromS };
   const n = pts.length;
@@ -173,7 +176,10 @@ export async function pool(n, concurrency, worker) {
 // The texts the brain half writes, each naming its sequence number so rows can be counted exactly.
 export const factText = (run, i) => `soak fact ${run} #${i}`;
 export const turnUser = (run, i) => `soak turn ${run} #${i}`;
-export const turnAnswer = (i) => `answer to turn #${i}`;
+/** Whether turn `i` ends twice (pi's automatic retry), the second time with another answer. */
+export const turnRetried = (i) => i % 10 === 3;
+/** The answer a turn's row must hold in the end: a retried turn's second one. */
+export const turnAnswer = (i, retry = turnRetried(i)) => (retry ? `retried answer to turn #${i}` : `answer to turn #${i}`);
 
 /** Every process now: pid, parent, process group, state, and whether its environment holds `marker`. */
 export function procs(marker) {

@@ -3,7 +3,7 @@
 // one turn's messages, interleaved, `concurrency` at a time and without pauses. Forked by
 // soak/run.mjs (environment: DOTTY_BRAIN_DB, MEMPALACE_BRIDGE=0); sends its figures back over IPC.
 import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
-import { factText, pool, startMonitor, turnAnswer, turnUser } from './common.mjs';
+import { factText, pool, startMonitor, turnAnswer, turnRetried, turnUser } from './common.mjs';
 
 const { runId, remembers, turns, concurrency, turnBaseTs } = JSON.parse(process.env.SOAK_BRAIN_OPTS);
 
@@ -20,16 +20,18 @@ async function main() {
     // Op j is a turn when it crosses the next multiple of total/turns: turns spread evenly.
     if (Math.floor(((j + 1) * turns) / total) > Math.floor((j * turns) / total)) {
       const i = t++;
-      const messages = [
-        { role: 'user', content: [{ type: 'text', text: turnUser(runId, i) }], timestamp: turnBaseTs + i },
-        { role: 'assistant', content: [{ type: 'text', text: turnAnswer(i) }] },
-      ];
-      // As pi does (it awaits each handler), timing only the handlers' synchronous part: an await
-      // would also count whatever else the event loop ran meanwhile.
-      const h0 = performance.now();
-      const pending = pi.handlers.get('agent_end').map((h) => h({ messages }, {}));
-      turnHandlerMaxMs = Math.max(turnHandlerMaxMs, performance.now() - h0);
-      await Promise.all(pending);
+      const user = { role: 'user', content: [{ type: 'text', text: turnUser(runId, i) }], timestamp: turnBaseTs + i };
+      // Some turns end twice, as pi's automatic retry does: the same prompt with a new answer,
+      // right after the first (its row may not be written yet). The row must be rewritten, once.
+      for (const retry of turnRetried(i) ? [false, true] : [false]) {
+        const messages = [user, { role: 'assistant', content: [{ type: 'text', text: turnAnswer(i, retry) }] }];
+        // As pi does (it awaits each handler), timing only the handlers' synchronous part: an
+        // await would also count whatever else the event loop ran meanwhile.
+        const h0 = performance.now();
+        const pending = pi.handlers.get('agent_end').map((h) => h({ messages }, {}));
+        turnHandlerMaxMs = Math.max(turnHandlerMaxMs, performance.now() - h0);
+        await Promise.all(pending);
+      }
       return;
     }
     const i = r++;
