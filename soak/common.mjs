@@ -1,6 +1,7 @@
 // Shared by the soak's processes. What a pi-like process measures about itself: the JavaScript event loop's worst stall
 // (perf_hooks.monitorEventLoopDelay, 1 ms resolution) and its RSS, sampled every second.
 import fs from 'node:fs';
+import v8 from 'node:v8';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
@@ -19,9 +20,12 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const rss = [];
   // [seconds, RSS, V8 heap used, RSS outside V8's heap] in MB: the last is where native memory
   // (the addon, SQLite, tokio) shows, apart from the JavaScript objects of the harness itself.
+  // V8's share is the physical memory its heap holds (not heapTotal: V8 keeps pages it no longer
+  // counts, and RSS minus heapTotal would climb each time the heap shrinks).
   const sample = () => {
     const u = process.memoryUsage();
-    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - u.heapTotal) / 1048576]);
+    const v8Mb = v8.getHeapStatistics().total_physical_size;
+    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb) / 1048576]);
   };
   // The histogram says how long the worst stall was; this says when each one happened and why:
   // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) splits a stall into
