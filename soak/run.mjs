@@ -4,12 +4,7 @@
 //
 //   node soak/run.mjs [--quick] [--brain-only | --palace-only]
 //
-// Knobs (environment): SOAK_REMEMBERS (10000), SOAK_TURNS (2000), SOAK_CONCURRENCY (8),
-// SOAK_OLD_ROWS (3000), SOAK_MAX_HOLD_MS (4000), SOAK_PALACE_CALLS (2000), SOAK_FAULTS (20),
-// SOAK_PALACE_CONCURRENCY (4), SOAK_MCP_TIMEOUT_MS (3000), SOAK_STALL_MAX_MS (20),
-// SOAK_RSS_SLOPE_MAX (2, MB/min), SOAK_RSS_GROWTH_MAX (4, MB), SOAK_SEED (random),
-// SOAK_FAULT_KINDS (kill-server,stop-server,stall,pause-server,kill-wrapper,stop-respawn). --quick divides the
-// counts by 10.
+// Knobs: SOAK_* environment variables, listed in docs/soak.md. --quick divides the counts by 10.
 // Exits 1 when an invariant fails, after printing every figure.
 import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -67,7 +62,8 @@ function runChild(script, args, env) {
   child.on('message', (m) => (message = m));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ message, stderr, code, signal, pid: child.pid }));
+    // 'close', not 'exit': stderr is read to its end.
+    child.on('close', (code, signal) => resolve({ message, stderr, code, signal, pid: child.pid }));
   });
 }
 
@@ -215,7 +211,8 @@ async function brainHalf() {
     if (n === 0) turnMissing++;
     if (n > 1) turnDup++;
   }
-  const gaveUp = (pi.stderr.match(/^.*turn log.*(gave up|giving up|dropped).*$/gim) ?? []);
+  // The log's own word that a row was given up on (after its busy retries, or any other error).
+  const gaveUp = pi.stderr.match(/^.*turn log: not written.*$/gm) ?? [];
   const causes = pi.stderr.split('\n').filter((l) => /remember/.test(l));
   const busyRetries = (pi.stderr.match(/turn log: brain\.db busy/g) ?? []).length;
 
