@@ -1,8 +1,28 @@
 // Shared by the soak's processes. What a pi-like process measures about itself: the JavaScript event loop's worst stall
 // (perf_hooks.monitorEventLoopDelay, 1 ms resolution) and its RSS, sampled every second.
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+
+/** The soak's folder. */
+export const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Forks `script` with an IPC channel; resolves with its one message, its stderr and its exit code. */
+export function runChild(script, args, env) {
+  const child = fork(script, args, { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  let stderr = '';
+  let message;
+  child.stderr.on('data', (d) => (stderr += d));
+  child.on('message', (m) => (message = m));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    // 'close', not 'exit': stderr is read to its end.
+    child.on('close', (code, signal) => resolve({ message, stderr, code, signal, pid: child.pid }));
+  });
+}
 
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const loop = monitorEventLoopDelay({ resolution: 1 });
