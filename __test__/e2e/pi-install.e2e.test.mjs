@@ -1,7 +1,9 @@
 // `pi install` in pi 1.6.0 (Node 22), offline, into a throwaway HOME/agent dir, then pi started from
 // its settings alone (no -e) offers the voice tools:
-//   1  the packed tarballs: `pi install npm:<platform.tgz>` and `npm:<main.tgz>` (pi's npm root holds
-//      both, as the main package's optionalDependencies would from the registry);
+//   1  the packed tarballs, installed by npm into a folder (main + platform package, as the main
+//      package's optionalDependencies would fetch it from the registry), then `pi install <folder>`.
+//      (`pi install npm:<file>.tgz` installs but pi 1.6 never loads it: it looks the package up
+//      under node_modules/<the spec>, so a tarball is installed with npm and given to pi as a folder);
 //   2  a source folder with no binary, after its install step ran as `pi install git:` runs it
 //      (`npm install --omit=dev`: scripts/install.cjs) with cargo on PATH: it builds the binary;
 //      `pi install <folder>` then loads it;
@@ -15,7 +17,7 @@ import path from 'node:path';
 import { startMockModel } from './mock-model.mjs';
 import { startPi, ready, root, nodeBin, TARGETS } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
-import { packTarballs } from './pack.mjs';
+import { npm, packTarballs } from './pack.mjs';
 
 const run = promisify(execFile);
 const VOICE = ['memory_lookup', 'remember', 'recall_person', 'remember_person', 'think_hard', 'take_photo', 'play_song'];
@@ -71,12 +73,17 @@ afterAll(async () => {
 });
 
 describe.sequential('pi install in pi 1.6.0', () => {
-  it('the packed tarballs: pi install npm:<tgz>, then pi offers the voice tools', async () => {
+  it('the packed tarballs installed by npm, then pi install <that folder>: pi offers the voice tools', async () => {
+    const app = path.join(work, 'app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+    await npm(['install', '--no-save', tarballs.main.tgz, tarballs.platform.tgz], app, tarballs.cache);
+    const installed = path.join(app, 'node_modules', 'dotty-pi-ext');
     const home = path.join(work, 'home-tgz');
-    await piInstall(home, `npm:${tarballs.platform.tgz}`);
-    await piInstall(home, `npm:${tarballs.main.tgz}`);
+    await piInstall(home, installed);
     const settings = JSON.parse(fs.readFileSync(path.join(home, '.pi', 'agent', 'settings.json'), 'utf8'));
-    expect(settings.packages).toEqual([`npm:${tarballs.platform.tgz}`, `npm:${tarballs.main.tgz}`]);
+    // pi writes a local path relative to the settings file.
+    expect(settings.packages.map((p) => path.resolve(home, '.pi', 'agent', p))).toEqual([installed]);
     const { tools, stderr } = await firstTools(home);
     expect(tools.sort()).toEqual([...VOICE].sort());
     expect(stderr).not.toContain('native module unavailable');

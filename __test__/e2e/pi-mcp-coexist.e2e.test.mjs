@@ -3,7 +3,8 @@
 //      the launch command does), exposure "direct" so its tools are declared to the model. The
 //      bridge steps aside (one stderr line): the first request offers each palace tool once, as
 //      mcp__memory__*, and one MemPalace process runs against the palace.
-//   2  HTTP: pi's mcp.json and MEMPALACE_REMOTE_URL name the same `mempalace serve`. The bridge
+//   2  the same with pi's default exposure (codemode): only pi's `codemode` tool is declared;
+//   3  HTTP: pi's mcp.json and MEMPALACE_REMOTE_URL name the same `mempalace serve`. The bridge
 //      offers no tools (pi does) and keeps the wake-up: the first request carries it; no stdio
 //      server is started.
 // Figures (tools offered, bytes of the `tools` array) are printed as `[pi-mcp figures]`.
@@ -79,6 +80,18 @@ describe.sequential('pi 1.6 runs MemPalace in its own MCP as well', () => {
     expect(pi.stderr).toMatch(/mempalace: pi's MCP runs a MemPalace server 'memory' \(.*mcp\.json\); the bridge steps aside/);
     expect(processesWith('mempalace-mcp', palace)).toHaveLength(1);
     figures.stdio = measure(body);
+    expect(await pi.close()).toMatchObject({ code: 0 });
+  });
+
+  it("stdio with pi's default exposure (codemode): the first request declares only pi's codemode tool", async () => {
+    const { HOME: _h, PI_CODING_AGENT_DIR: _a, ...bridgeEnv } = stdioEnv(path.join(dir, 'codemode'));
+    pi = await start('codemode', {
+      memory: { command: 'bash', args: [path.join(toolsDir, 'start-stdio.sh')], env: { MEMPALACE_PALACE: bridgeEnv.MEMPALACE_PALACE, MEMPALACE_ROOT: mempalaceRoot } },
+    }, bridgeEnv);
+    const body = await firstRequest(pi, 'memory');
+    expect(toolsOf(body)).toEqual(['codemode']);
+    expect(processesWith('mempalace-mcp', bridgeEnv.MEMPALACE_PALACE)).toHaveLength(1);
+    figures.codemode = measure(body);
     expect(await pi.close()).toMatchObject({ code: 0 });
   });
 
