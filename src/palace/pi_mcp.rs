@@ -273,6 +273,7 @@ mod tests {
         assert_eq!(Coexistence::Alone.apply(&mut cfg), None);
         let said = Coexistence::ShareServer(s.clone()).apply(&mut cfg).unwrap();
         assert!(cfg.enabled && !cfg.tools.allows("mempalace_search"), "{said}");
+        assert_eq!(cfg.tools.to_string(), "none, pi's own MCP offers them"); // what /mempalace status says
         assert!(said.contains("mcp__mem_palace__*") && said.contains("/h/.pi/agent/mcp.json"), "{said}");
         let said = Coexistence::StepAside(s).apply(&mut cfg).unwrap();
         assert!(!cfg.enabled && said.contains("steps aside") && said.contains("\"enabled\": false"), "{said}");
