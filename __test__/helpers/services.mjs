@@ -5,9 +5,10 @@ import http from 'node:http';
 
 /**
  * Starts an HTTP server. `routes` maps "METHOD /path" to `(req, res, body) => void`; the handler can be
- * swapped later with `server.route(key, fn)`. Unknown routes answer 404.
+ * swapped later with `server.route(key, fn)`. Unknown routes answer 404. `port`: listen there instead
+ * of any free port (a service coming back where it was).
  */
-export async function startService(routes = {}, { socketPath } = {}) {
+export async function startService(routes = {}, { socketPath, port: wanted = 0 } = {}) {
   const table = new Map(Object.entries(routes));
   const requests = [];
   const server = http.createServer((req, res) => {
@@ -23,7 +24,7 @@ export async function startService(routes = {}, { socketPath } = {}) {
       handler(req, res, entry);
     });
   });
-  await new Promise((resolve) => (socketPath ? server.listen(socketPath, resolve) : server.listen(0, '127.0.0.1', resolve)));
+  await new Promise((resolve) => (socketPath ? server.listen(socketPath, resolve) : server.listen(wanted, '127.0.0.1', resolve)));
   const port = socketPath ? undefined : server.address().port;
   return {
     port,

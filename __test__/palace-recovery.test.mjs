@@ -1,0 +1,146 @@
+// What the bridge promises beyond a single fault (docs/mempalace-bridge.md, docs/configuration.md),
+// each case a pi-like process of its own against the fault fixture: a server that keeps crashing
+// and answering keeps coming back; MEMPALACE_EXT_DEBUG decides whether the server's stderr reaches
+// pi's; a remote palace over https with a CA of its own, trusted through SSL_CERT_FILE; the warning
+// for a token over plain http:// to another host.
+import { afterAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from './helpers/brain.mjs';
+import { fixture, makeCerts, nonLoopbackAddress, startFixtureHttp, startFront } from './helpers/mcp-fixture.mjs';
+import { runNode } from './helpers/run-node.mjs';
+
+const cleanup = [];
+afterAll(() => Promise.all(cleanup.map((f) => f())));
+
+const base = (dir) => ({ MEMPALACE_BRIDGE: '1', PI_CODING_AGENT_DIR: path.join(dir, 'agent'), HOME: dir, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED: '0' });
+const stdioEnv = (dir, args = '', extra = {}) => ({ ...base(dir), MEMPALACE_MCP_BIN: 'python3', MEMPALACE_MCP_ARGS: `${fixture} ${args}`.trim(), MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10', ...extra });
+
+/** A fixture over HTTP behind a front (see startFront); closed after the file. */
+async function remote(args, front) {
+  const srv = await startFixtureHttp(args);
+  cleanup.push(() => srv.proc.kill());
+  const f = await startFront(srv.port, front);
+  cleanup.push(() => f.close());
+  return f.url;
+}
+
+// Writes through the palace and reads them back: {tools, wrote, err}.
+const writeAndRead = `
+  const tools = await native.palaceTools();
+  let wrote, err;
+  try { wrote = (await native.callTool('store', { text: 'over the wire' }, null)).text; } catch (e) { err = e.message; }
+  return { tools: tools.map((t) => t.name), wrote, err: err ?? null };`;
+
+describe('the respawn budget', () => {
+  it('resets after a successful call: a server that crashes, answers, crashes, answers… keeps coming back with MEMPALACE_MCP_MAX_RESPAWNS=2', async () => {
+    const dir = tempDir('dotty-palace-flaky-');
+    const faultFile = path.join(dir, 'fault');
+    const store = path.join(dir, 'store.txt');
+    // Each round: the next call crashes the server (a one-shot fault), the call after it respawns
+    // the server and answers. Six crashes: three times the budget.
+    const r = await runNode(
+      `await native.palaceTools();
+       const rounds = [];
+       for (let i = 0; i < 6; i++) {
+         require('fs').writeFileSync(${JSON.stringify(faultFile)}, 'crash');
+         let crashed; try { await native.callTool('store', { text: 'lost-' + i }, null); } catch (e) { crashed = e.message; }
+         let answered, err; try { answered = (await native.callTool('store', { text: 'kept-' + i }, null)).text; } catch (e) { err = e.message; }
+         rounds.push({ crashed, answered, err: err ?? null });
+       }
+       return { rounds, stats: native.stats() };`,
+      stdioEnv(dir, `--fault-file ${faultFile} --store ${store}`, { MEMPALACE_MCP_MAX_RESPAWNS: '2' }),
+      { timeoutMs: 60_000 },
+    );
+    expect(r.error).toBeUndefined();
+    for (const round of r.result.rounds) {
+      expect(round.crashed).toMatch(/MemPalace crashed: the server exited/);
+      expect(round).toMatchObject({ answered: 'stored', err: null });
+    }
+    expect(r.result.stats).toMatchObject({ mcpSpawns: 7, palaceConnected: true });
+    // Only the answered writes are stored (a crashed call is not replayed behind the user's back).
+    expect(fs.readFileSync(store, 'utf8').trim().split('\n')).toEqual([0, 1, 2, 3, 4, 5].map((i) => `kept-${i}`));
+  });
+});
+
+describe('MEMPALACE_EXT_DEBUG', () => {
+  // The fixture writes "fixture stderr noise" lines to its stderr at start, before it answers.
+  const run = (dir, extra) => runNode(
+    `const tools = await native.palaceTools(); await native.sessionShutdown('quit'); return tools.length;`,
+    stdioEnv(dir, '--stderr-flood 2000', extra),
+  );
+
+  it('=1 copies the server\'s stderr to pi\'s, each line prefixed "mempalace: "', async () => {
+    const r = await run(tempDir('dotty-palace-debug-'), { MEMPALACE_EXT_DEBUG: '1' });
+    expect(r.result).toBe(6);
+    const copied = r.stderr.split('\n').filter((l) => l.includes('fixture stderr noise'));
+    expect(copied.length).toBeGreaterThan(0);
+    for (const line of copied) expect(line).toMatch(/^(\[dotty-pi-ext\] )?mempalace: fixture stderr noise/);
+  });
+
+  it('unset, the server\'s stderr is drained and pi\'s stays silent', async () => {
+    const r = await run(tempDir('dotty-palace-quiet-'), {});
+    expect(r.result).toBe(6);
+    expect(r.stderr).not.toContain('fixture stderr noise');
+    expect(r.stderr.trim()).toBe('');
+  });
+});
+
+describe('a remote palace over https with a CA of its own', () => {
+  const token = 'tls-token-' + 'k'.repeat(20);
+
+  it('is trusted through SSL_CERT_FILE: the handshake, a write and the token go over TLS', async () => {
+    const dir = tempDir('dotty-palace-tls-');
+    const certs = makeCerts(dir);
+    const url = await remote(['--token', token, '--store', path.join(dir, 'store.txt'), '--session'], { tls: { key: fs.readFileSync(certs.key), cert: fs.readFileSync(certs.cert) } });
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const env = { ...base(dir), MEMPALACE_REMOTE_URL: url, MEMPALACE_REMOTE_TOKEN: token, MEMPALACE_MCP_MAX_RESPAWNS: '0' };
+
+    const trusted = await runNode(writeAndRead, { ...env, SSL_CERT_FILE: certs.ca });
+    expect(trusted.error).toBeUndefined();
+    expect(trusted.result).toMatchObject({ wrote: 'stored', err: null });
+    expect(trusted.result.tools).toContain('store');
+    expect(fs.readFileSync(path.join(dir, 'store.txt'), 'utf8')).toBe('over the wire\n');
+
+    // The same server without its CA: refused as a certificate nobody vouches for, token unsaid.
+    const untrusted = await runNode(writeAndRead, env);
+    expect(untrusted.error).toBeUndefined();
+    expect(untrusted.result.tools).toEqual([]);
+    expect(untrusted.result.err).toMatch(/cannot reach https:\/\/127\.0\.0\.1:\d+\/mcp: invalid peer certificate: UnknownIssuer/);
+    for (const text of [untrusted.result.err, untrusted.stderr, trusted.stderr]) expect(text).not.toContain(token);
+  });
+});
+
+describe('a token over plain http://', () => {
+  const token = 'plain-token-' + 'w'.repeat(20);
+  const warning = /warning: MEMPALACE_REMOTE_TOKEN is sent over plain http:\/\//;
+
+  it('to a host that is not loopback: one warning on stderr, naming the host, never the token; the palace still works', async () => {
+    const dir = tempDir('dotty-palace-plain-');
+    const host = nonLoopbackAddress();
+    const url = await remote(['--token', token, '--store', path.join(dir, 'store.txt')], { host });
+    const r = await runNode(
+      `${writeAndRead.replace(/return .*;\s*$/, '')}
+       const again = (await native.callTool('store', { text: 'twice' }, null)).text;
+       return { wrote, err: err ?? null, again };`,
+      { ...base(dir), MEMPALACE_REMOTE_URL: url, MEMPALACE_REMOTE_TOKEN: token },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.result).toMatchObject({ wrote: 'stored', again: 'stored', err: null });
+    const lines = r.stderr.split('\n').filter((l) => warning.test(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(host);
+    expect(r.stderr).not.toContain(token);
+  });
+
+  it('stays quiet for a loopback host, or without a token', async () => {
+    const dir = tempDir('dotty-palace-plain-quiet-');
+    const loopback = await remote(['--token', token, '--store', path.join(dir, 'a.txt')], {});
+    const noToken = await remote(['--store', path.join(dir, 'b.txt')], { host: nonLoopbackAddress() });
+    for (const env of [{ MEMPALACE_REMOTE_URL: loopback, MEMPALACE_REMOTE_TOKEN: token }, { MEMPALACE_REMOTE_URL: noToken }]) {
+      const r = await runNode(writeAndRead, { ...base(dir), ...env });
+      expect(r.result, JSON.stringify(env)).toMatchObject({ wrote: 'stored', err: null });
+      expect(r.stderr).not.toMatch(warning);
+    }
+  });
+});
