@@ -134,9 +134,16 @@ fn palace_spec(t: crate::mcp::ToolInfo) -> ToolSpec {
 
 static EXTENSION: Lazy<Extension> = Lazy::new(|| {
     STATE_CREATIONS.fetch_add(1, Ordering::SeqCst);
-    let cfg = Config::from_env();
+    let mut cfg = Config::from_env();
     for w in &cfg.warnings {
         crate::diag!("{w}");
+    }
+    // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
+    if cfg.palace.enabled {
+        let found = crate::palace::pi_mcp::find(&cfg.palace.agent_dir, std::env::current_dir().ok().as_deref(), cfg.mcp.remote_url.as_deref());
+        if let Some(said) = crate::palace::pi_mcp::decide(&found, cfg.mcp.remote_url.as_deref()).apply(&mut cfg.palace) {
+            crate::diag!("{said}");
+        }
     }
     let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
     let bridge = Bridge::from_config(cfg.palace, cfg.mcp);

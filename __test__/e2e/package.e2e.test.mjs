@@ -3,44 +3,31 @@
 // package lists in optionalDependencies), both tarballs installed into an empty folder, that folder
 // loaded in pi with -e, and a tool run. Catches a runtime file missing from either package.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startMockModel } from './mock-model.mjs';
 import { startPi, ready, root } from './pi-rpc.mjs';
 import { startHome } from './home.mjs';
 import { tempDir, readRows } from '../helpers/brain.mjs';
-
-const run = promisify(execFile);
-const npm = (args, cwd, cache) => run('npm', [...args, '--cache', cache, '--no-audit', '--no-fund', '--offline', '--loglevel=error'], { cwd, timeout: 60_000, maxBuffer: 64 << 20, env: { ...process.env, npm_config_update_notifier: 'false' } });
+import { npm, packTarballs } from './pack.mjs';
 
 describe('the packed package', () => {
   let work, tgz, packed, platformPacked, installed;
   beforeAll(async () => {
     work = tempDir('dotty-e2e-pack-');
-    const cache = path.join(work, 'npm-cache');
-    const { stdout } = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], root, cache);
-    const [info] = JSON.parse(stdout);
-    packed = info.files.map((f) => f.path);
-    tgz = path.join(work, info.filename);
-    // The platform package, from a copy of npm/linux-x64-gnu with the built binary beside it.
-    const platform = path.join(work, 'linux-x64-gnu');
-    fs.cpSync(path.join(root, 'npm/linux-x64-gnu'), platform, { recursive: true });
-    fs.copyFileSync(path.join(root, 'dotty-pi-ext.linux-x64-gnu.node'), path.join(platform, 'dotty-pi-ext.linux-x64-gnu.node'));
-    const { stdout: out2 } = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], platform, cache);
-    const [pinfo] = JSON.parse(out2);
-    platformPacked = pinfo.files.map((f) => f.path);
+    const { main, platform, cache } = await packTarballs(work);
+    ({ files: packed, tgz } = main);
+    platformPacked = platform.files;
     const app = path.join(work, 'app');
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
-    await npm(['install', '--no-save', '--ignore-scripts', tgz, path.join(work, pinfo.filename)], app, cache);
+    await npm(['install', '--no-save', '--ignore-scripts', tgz, platform.tgz], app, cache);
     installed = path.join(app, 'node_modules', 'dotty-pi-ext');
   }, 120_000);
   afterAll(() => { if (work) fs.rmSync(work, { recursive: true, force: true }); });
 
   it('holds the pi entry and the loader; the binary ships in the platform package; no tests or node_modules', () => {
-    for (const f of ['package.json', 'index.js', 'index.d.ts', 'native.js', 'native.d.ts']) expect(packed, `${f} in the tarball`).toContain(f);
+    for (const f of ['package.json', 'index.js', 'index.d.ts', 'native.js', 'native.d.ts', 'CHANGELOG.md', 'scripts/install.cjs']) expect(packed, `${f} in the tarball`).toContain(f);
     expect(packed.filter((f) => f.endsWith('.node'))).toEqual([]);
     expect(platformPacked).toContain('dotty-pi-ext.linux-x64-gnu.node');
     expect(packed.filter((f) => f.startsWith('__test__/') || f.startsWith('node_modules/') || f.startsWith('target/'))).toEqual([]);

@@ -297,3 +297,15 @@ export async function pollUntil(fn, what, ms = 5000, everyMs = 10) {
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** PIDs of the running processes whose command line holds every one of `parts` (say, a MemPalace server and its palace). */
+export function processesWith(...parts) {
+  const pids = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let cmd;
+    try { cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' '); } catch { continue; } // gone meanwhile
+    if (parts.every((p) => cmd.includes(p))) pids.push(Number(d));
+  }
+  return pids;
+}

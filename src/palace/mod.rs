@@ -11,6 +11,7 @@ pub mod error;
 pub mod export;
 pub mod feed;
 pub mod files;
+pub mod pi_mcp;
 pub mod process;
 pub mod tools;
 pub mod wakeup;

@@ -182,6 +182,11 @@ impl ToolFilter {
         ToolFilter((!list.is_empty()).then_some(list))
     }
 
+    /// Offers no tool: pi's own MCP offers the palace's tools (see [`super::pi_mcp`]).
+    pub fn none() -> ToolFilter {
+        ToolFilter(Some(Vec::new()))
+    }
+
     /// True when every tool is offered (the default).
     pub fn is_all(&self) -> bool {
         self.0.is_none()
@@ -207,6 +212,7 @@ impl fmt::Display for ToolFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             None => f.write_str("all"),
+            Some(list) if list.is_empty() => f.write_str("none, pi's own MCP offers them"),
             Some(list) => f.write_str(&list.join(",")),
         }
     }
