@@ -129,6 +129,12 @@ export interface NativeStats {
 }
 
 /**
+ * Does nothing, asynchronously (napi-rs's tokio runtime, as every async export). Not a tool: the
+ * floor of bench/ (what any promise-returning native call costs from JS).
+ */
+export declare function noop(): Promise<void>
+
+/**
  * `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the
  * palace again (a new server and respawn budget) and says how that went; anything else answers
  * the usage. The entry then registers new tools.
