@@ -114,6 +114,8 @@ export interface NativeStats {
   brainWriterOpens: number
   brainReaderOpens: number
   brainFilesCreated: number
+  /** Transactions that committed two or more queued writes at once (group commit). */
+  brainWriteGroups: number
   turnRowsWritten: number
   turnRowsRewritten: number
   turnWritesInFlight: number

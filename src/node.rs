@@ -73,6 +73,8 @@ pub struct NativeStats {
     pub brain_writer_opens: u32,
     pub brain_reader_opens: u32,
     pub brain_files_created: u32,
+    /// Transactions that committed two or more queued writes at once (group commit).
+    pub brain_write_groups: u32,
     pub turn_rows_written: u32,
     pub turn_rows_rewritten: u32,
     pub turn_writes_in_flight: u32,
@@ -344,6 +346,7 @@ pub fn stats() -> NativeStats {
         brain_writer_opens: v.map_or(0, |v| n(&v.brain.stats.writer_opens)),
         brain_reader_opens: v.map_or(0, |v| n(&v.brain.stats.reader_opens)),
         brain_files_created: v.map_or(0, |v| n(&v.brain.stats.files_created)),
+        brain_write_groups: v.map_or(0, |v| n(&v.brain.stats.write_groups)),
         turn_rows_written: v.map_or(0, |v| n(&v.log.rows_written)),
         turn_rows_rewritten: v.map_or(0, |v| n(&v.log.rows_rewritten)),
         turn_writes_in_flight: v.map_or(0, |v| v.log.in_flight() as u32),

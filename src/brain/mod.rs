@@ -176,24 +176,30 @@ fn none_if_no_row<T>(e: rusqlite::Error) -> rusqlite::Result<Option<T>> {
     }
 }
 
-/// Below this many rows a lookup runs as one search: splitting costs a wake-up more than it saves.
-const SPLIT_ROWS: i64 = 20_000;
+/// Below this many rows a lookup runs as one search. Each part of a split search pays for some
+/// work again (FTS5 counts the phrase's rows over the whole index for bm25's idf, per statement):
+/// bench/floor.rs measured 36 ms of CPU split vs 25 ms whole per lookup at 1M rows, and at 100k
+/// rows the split was slower than one search on a busy machine. It pays where one search is long.
+const SPLIT_ROWS: i64 = 200_000;
 
 /// The rowid ranges a lookup is split into, from the table's largest rowid as last seen: one per
 /// reader on a large table, else one. Together they cover every rowid (rows added since are in the
 /// last range).
-fn split(max_rowid: i64, readers: usize) -> Vec<(i64, i64)> {
-    if max_rowid < SPLIT_ROWS || readers < 2 {
+fn split(max_rowid: i64, readers: usize, min_rows: i64) -> Vec<(i64, i64)> {
+    if max_rowid < min_rows || readers < 2 {
         return vec![(i64::MIN, i64::MAX)];
     }
     let step = max_rowid / readers as i64;
     (0..readers as i64).map(|i| (if i == 0 { i64::MIN } else { i * step + 1 }, if i + 1 == readers as i64 { i64::MAX } else { (i + 1) * step })).collect()
 }
 
+/// Where a split lookup's rows go.
+type Rows = Box<dyn FnOnce(Result<Vec<String>>) + Send>;
+
 /// The parts of a split lookup as they come in; the last one merges them and answers.
 struct Gather {
     parts: Mutex<(Vec<Hit>, usize)>, // hits so far, parts still out
-    done: Mutex<Option<Box<dyn FnOnce(Result<Vec<String>>) + Send>>>,
+    done: Mutex<Option<Rows>>,
     limit: u32,
 }
 
@@ -254,6 +260,8 @@ pub struct Brain {
     missing_reported: AtomicBool,
     /// The largest rowid in `memories` at the last lookup: how a lookup is split.
     rows_seen: std::sync::atomic::AtomicI64,
+    /// [`SPLIT_ROWS`], smaller in tests.
+    split_rows: i64,
     pub stats: BrainStats,
 }
 
@@ -270,6 +278,7 @@ impl Brain {
             opened: Mutex::new(Opened::default()),
             missing_reported: AtomicBool::new(false),
             rows_seen: std::sync::atomic::AtomicI64::new(0),
+            split_rows: SPLIT_ROWS,
             stats: BrainStats::default(),
         }
     }
@@ -370,7 +379,7 @@ impl Brain {
     /// merged (each range's best rows, then the best of those by rank and rowid: the same rows
     /// in the same order as one search, since the contract's order is rank, then rowid).
     pub fn submit_lookup(self: &Arc<Self>, fts_phrase: String, limit: u32, done: impl FnOnce(Result<Vec<String>>) + Send + 'static) {
-        let ranges = split(self.rows_seen.load(Ordering::Relaxed), self.lanes.readers());
+        let ranges = split(self.rows_seen.load(Ordering::Relaxed), self.lanes.readers(), self.split_rows);
         if let [range] = ranges[..] {
             return self.submit_read(move |b| b.lookup_range(&fts_phrase, range, limit), move |r| done(r.map(|hits| hits.into_iter().map(|h| h.content).collect())));
         }

@@ -320,11 +320,12 @@ fn lookup_gives_the_contract_rows_in_its_order_ties_and_pending_rows_included() 
 #[test]
 fn a_split_lookup_merges_to_the_contract_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let (b, p) = fresh(&dir);
-    many_rows(&p, SPLIT_ROWS + 5000);
+    let (mut b, p) = fresh(&dir);
+    b.split_rows = 20_000;
+    many_rows(&p, 25_000);
     let b = Arc::new(b);
     b.lookup("\"delta\"", 5).unwrap(); // learns the table's size: the next lookups are split
-    assert!(split(b.rows_seen.load(Ordering::Relaxed), 2).len() == 2);
+    assert_eq!(split(b.rows_seen.load(Ordering::Relaxed), 2, b.split_rows).len(), 2);
     for phrase in ["\"alpha\"", "\"beta\"", "\"gamma delta\"", "\"zeta\"", "\"nothing here\""] {
         let (tx, rx) = std::sync::mpsc::channel();
         b.submit_lookup(phrase.to_string(), 5, move |r| tx.send(r.unwrap()).unwrap());
@@ -334,10 +335,10 @@ fn a_split_lookup_merges_to_the_contract_rows() {
 
 #[test]
 fn split_ranges_cover_every_rowid() {
-    assert_eq!(split(10, 2), vec![(i64::MIN, i64::MAX)]);
-    assert_eq!(split(1_000_000, 1), vec![(i64::MIN, i64::MAX)]);
-    assert_eq!(split(1_000_000, 2), vec![(i64::MIN, 500_000), (500_001, i64::MAX)]);
-    assert_eq!(split(90_000, 3), vec![(i64::MIN, 30_000), (30_001, 60_000), (60_001, i64::MAX)]);
+    assert_eq!(split(10, 2, SPLIT_ROWS), vec![(i64::MIN, i64::MAX)]);
+    assert_eq!(split(1_000_000, 1, SPLIT_ROWS), vec![(i64::MIN, i64::MAX)]);
+    assert_eq!(split(1_000_000, 2, SPLIT_ROWS), vec![(i64::MIN, 500_000), (500_001, i64::MAX)]);
+    assert_eq!(split(90_000, 3, 1000), vec![(i64::MIN, 30_000), (30_001, 60_000), (60_001, i64::MAX)]);
 }
 
 fn op(content: &str) -> WriteOp {
