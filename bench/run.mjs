@@ -138,14 +138,22 @@ if (only.has(2) || only.has(7)) {
     rows.push([`memory_lookup ×${c} in flight (${label(P.tpSize)} rows)`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), c >= 8 ? check(tp.ratio >= 1.8) : '', ms(eld.native), ms(eld.peer),
       `readers opened: ${med(res.native.map((r) => r.stats.brainReaderOpens))}`]);
   }
-  for (const [what, writer] of [['idle', null], ['another process writing (1-row tx loop)', 'loop']]) {
-    const res = await paired(`fig 2: remember, ${what}`, { case: 'remember', db: small, total: P.remember, conc: 8, writer });
-    results.fig2.remember[what] = res;
+  for (const [what, writer, conc] of [['idle', null, 1], ['idle', null, 8], ['another process writing (1-row tx loop)', 'loop', 8]]) {
+    const res = await paired(`fig 2: remember ×${conc}, ${what}`, { case: 'remember', db: small, total: conc === 1 ? P.remember / 2 : P.remember, conc, writer });
+    results.fig2.remember[`${what} ×${conc}`] = res;
     const tp = stat(res, 'perSec'), eld = stat(res, 'eldMaxMs'), other = stat(res, 'otherPerSec');
+    if (conc === 1) {
+      // One at a time: the latency of one remember (issue 14: p50 ≤ the peer's).
+      const p50 = stat(res, 'p50'), p99 = stat(res, 'p99');
+      const bad = [...res.native, ...res.peer].filter((r) => Object.keys(r.replies).some((k) => k !== '(remembered)') || r.landed !== P.remember / 2).length;
+      rows.push([`remember ×1 in flight, idle${bad ? ` (⚠ ${bad} runs failed or lost rows)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), `p50 ≤1× ${check(p50.ratio <= 1)}`, ms(eld.native), ms(eld.peer),
+        `p50 ${ms(p50.native)} vs ${ms(p50.peer)} (${ratio(p50.ratio)}), p99 ${ms(p99.native)} vs ${ms(p99.peer)} (${ratio(p99.ratio)}); rows landed: all ${P.remember / 2} per run`]);
+      continue;
+    }
     const bad = [...res.native, ...res.peer].filter((r) => Object.keys(r.replies).some((k) => k !== '(remembered)')).length;
     const short = [...res.native, ...res.peer].filter((r) => r.landed !== P.remember).length;
     const groups = med(res.native.map((r) => r.stats.brainWriteGroups));
-    rows.push([`remember ×8 in flight, ${what}${bad ? ` (⚠ ${bad} runs had failures)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), check(tp.ratio >= (writer ? 1.0 : 1.5)), ms(eld.native), ms(eld.peer),
+    rows.push([`remember ×${conc} in flight, ${what}${bad ? ` (⚠ ${bad} runs had failures)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), check(tp.ratio >= (writer ? 1.0 : 1.5)), ms(eld.native), ms(eld.peer),
       [writer ? `other writer rows/s: ${fmt(other.native, 0)} vs ${fmt(other.peer, 0)}` : '', short ? `⚠ ${short} runs landed fewer rows than acknowledged` : `rows landed: all ${P.remember} per run, both sides`, `native group commits per run: ${groups}`].filter(Boolean).join('; ')]);
   }
   if (only.has(2)) table('Figure 2: throughput (calls/s; the peer is synchronous, so its calls never overlap)',

@@ -454,6 +454,43 @@ mod tests {
         Extension { voice: None, bridge: None, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
     }
 
+    /// A direct call registered as `call_direct` registers it; its answers arrive on the receiver.
+    fn direct(ext: &'static Extension, id: u32) -> (Pending, std::sync::mpsc::Receiver<Result<Reply, Error>>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let answer = Arc::new(Answer { name: "memory_lookup".into(), done: Mutex::new(Some(Box::new(move |r| tx.send(r).unwrap()))) });
+        lock(&ext.cancels).insert(id, Cancel::Direct(answer.clone()));
+        (Pending { ext, answer, call_id: Some(id) }, rx)
+    }
+
+    #[test]
+    fn a_cancelled_direct_call_answers_cancelled_once_and_its_late_reply_is_dropped() {
+        let ext: &'static Extension = Box::leak(Box::new(bare()));
+        let (pending, rx) = direct(ext, 7);
+        assert_eq!(ext.calls_in_flight(), 1);
+        assert!(ext.cancel(7));
+        assert!(!ext.cancel(7), "cancelled twice");
+        pending.reply("(no memories found)".into()); // the store thread finishing afterwards
+        let answers: Vec<_> = rx.iter().collect();
+        assert_eq!(answers.len(), 1);
+        assert_eq!(answers[0].as_ref().unwrap_err().kind, Kind::Cancelled);
+        assert_eq!(ext.calls_in_flight(), 0);
+    }
+
+    #[test]
+    fn a_direct_call_answers_once_untracks_and_a_job_dropped_unanswered_is_internal() {
+        let ext: &'static Extension = Box::leak(Box::new(bare()));
+        let (pending, rx) = direct(ext, 1);
+        pending.reply("(remembered)".into());
+        assert_eq!(rx.iter().map(|r| r.unwrap().text).collect::<Vec<_>>(), vec!["(remembered)"]);
+        assert!(!ext.cancel(1), "a finished call is not in flight");
+        let (pending, rx) = direct(ext, 2);
+        drop(pending); // a panic on the store's thread drops the job uncalled
+        let answers: Vec<_> = rx.iter().collect();
+        assert_eq!(answers.len(), 1);
+        assert_eq!(answers[0].as_ref().unwrap_err().kind, Kind::Internal);
+        assert_eq!(ext.calls_in_flight(), 0);
+    }
+
     #[tokio::test]
     async fn a_tool_nobody_has_is_bad_arguments_and_leaves_no_call_tracked() {
         let ext = bare();

@@ -184,14 +184,18 @@ const cases = {
     const w = writer ? await otherWriter(file, writer) : null;
     let next = 0;
     const replies = new Map();
+    const lat = [];
     const eld = monitorEventLoopDelay({ resolution: 1 });
     eld.enable();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: conc }, async () => {
       while (next < total) {
         const i = next++;
+        const a = performance.now();
         const r = await t.call('remember', { fact: `Ada's note number ${i}: she wants pancakes on ${['Monday', 'Friday'][i % 2]}` });
+        lat.push(performance.now() - a);
         replies.set(r, (replies.get(r) ?? 0) + 1);
+        if (conc === 1) await tick(); // one after another, a loop turn between them as in figure 1
       }
     }));
     const wall = performance.now() - t0;
@@ -199,7 +203,8 @@ const cases = {
     const other = w ? await w.stop() : null;
     // Rows landed, counted by another process (never two SQLite libraries in one process).
     const landed = Number(execFileSync(process.execPath, ['-e', `const D = require(${JSON.stringify(path.join(root, 'node_modules/better-sqlite3'))}); const d = new D(process.argv[1], { readonly: true }); process.stdout.write(String(d.prepare("SELECT count(*) AS n FROM memories WHERE content LIKE 'Ada''s note number %'").get().n))`, file]));
-    return { perSec: total / (wall / 1000), wallMs: wall, eldMaxMs: eld.max / 1e6, otherPerSec: other?.perSec, replies: Object.fromEntries(replies), landed, stats: t.stats() };
+    const { p50, p99 } = summary(lat);
+    return { perSec: total / (wall / 1000), wallMs: wall, p50, p99, eldMaxMs: eld.max / 1e6, otherPerSec: other?.perSec, replies: Object.fromEntries(replies), landed, stats: t.stats() };
   },
 
   /** Figure 3: how long pi's agent_end handler takes to return, per turn. */
