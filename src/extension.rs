@@ -412,7 +412,7 @@ impl Extension {
 async fn call_voice(voice: &Voice, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<Reply, Error> {
     use futures_util::FutureExt;
     // A panic inside a tool becomes an error here instead of taking pi down. Cancelling drops the
-    // call: an HTTP request is aborted; a store write already on the blocking pool still lands.
+    // call: an HTTP request is aborted; a store write already queued for the writer thread still lands.
     let call = std::panic::AssertUnwindSafe(voice.call(name, &args)).catch_unwind();
     let outcome = match cancelled {
         None => call.await,

@@ -120,7 +120,7 @@ impl Lanes {
 }
 
 /// One reader per core (2 to [`MAX_READERS`]): reads are CPU work, and more threads than cores
-/// only take turns (measured: 4 readers on 2 cores were no faster than 2).
+/// only take turns on them.
 fn reader_count() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, MAX_READERS)
 }
