@@ -114,6 +114,8 @@ export interface NativeStats {
   brainWriterOpens: number
   brainReaderOpens: number
   brainFilesCreated: number
+  /** Transactions that committed two or more queued writes at once (group commit). */
+  brainWriteGroups: number
   turnRowsWritten: number
   turnRowsRewritten: number
   turnWritesInFlight: number
@@ -127,6 +129,12 @@ export interface NativeStats {
   mcpChildPid?: number
   stderrLinesDropped: number
 }
+
+/**
+ * Does nothing, asynchronously (napi-rs's tokio runtime, as every async export). Not a tool: the
+ * floor of bench/ (what any promise-returning native call costs from JS).
+ */
+export declare function noop(): Promise<void>
 
 /**
  * `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the

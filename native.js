@@ -846,6 +846,7 @@ module.exports.feedPlan = nativeBinding.feedPlan
 module.exports.flushTurnLog = nativeBinding.flushTurnLog
 module.exports.init = nativeBinding.init
 module.exports.logTurn = nativeBinding.logTurn
+module.exports.noop = nativeBinding.noop
 module.exports.palaceCommand = nativeBinding.palaceCommand
 module.exports.palaceDiaryPrompt = nativeBinding.palaceDiaryPrompt
 module.exports.palaceStatus = nativeBinding.palaceStatus

@@ -29,7 +29,7 @@ const P = quick
   : { rounds: 7, lookups: { 1e3: 1000, 1e5: 1000, 1e6: 300 }, tpSize: 1e5, tpTotal: 1000, concs: [1, 8, 64], remember: 2000, turns: 500, http: 1000, rss: 1000, mcp: 1000, mcpPalace: 300 };
 P.rounds = Number(value('rounds', P.rounds));
 const sizes = value('sizes', '1k,100k,1m').split(',').map(parseRows);
-const only = new Set(value('only', '1,2,3,4,5,6,7').split(',').map(Number));
+const only = new Set(value('only', '1,2,3,4,5,6,7,8').split(',').map(Number));
 
 // ---------------------------------------------------------------------------------------------- helpers
 const med = (xs) => { const s = xs.filter((x) => x != null && !Number.isNaN(x)).sort((a, b) => a - b); if (!s.length) return NaN; const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
@@ -105,7 +105,7 @@ progress('');
 const results = { params: P, sizes };
 
 // ---------------------------------------------------------------------------------------------- figure 1
-if (only.has(1) || only.has(7)) {
+if (only.has(1) || only.has(7) || only.has(8)) {
   const rows = [], notes = [];
   results.fig1 = {};
   for (const n of sizes) {
@@ -116,7 +116,11 @@ if (only.has(1) || only.has(7)) {
       ms(cpu.native), ms(cpu.peer), `${fmt(frac.native * 100, 0)}% / ${fmt(frac.peer * 100, 0)}%`, ms(eld.native), ms(eld.peer)]);
     const a = res.native[0].replies, b = res.peer[0].replies;
     const diff = a.map((x, i) => x !== b[i]).filter(Boolean).length;
-    notes.push(`- ${label(n)}: replies to the ${QUERIES.length} queries ${diff ? `differ for ${diff} of them (same rows in another order is possible across SQLite versions)` : 'identical'} native vs peer; native readers opened: ${res.native.map((r) => r.stats.brainReaderOpens).join(', ')}`);
+    // Every reply of every round, native against the peer's same call (same query sequence).
+    let compared = 0, differ = 0;
+    res.native.forEach((r, k) => r.allReplies.forEach((x, i) => { compared++; if (x !== res.peer[k].allReplies[i]) differ++; }));
+    for (const r of [...res.native, ...res.peer]) delete r.allReplies; // kept out of last-run.json
+    notes.push(`- ${label(n)}: replies to the ${QUERIES.length} queries ${diff ? `differ for ${diff} of them` : 'identical'} native vs peer; every timed reply compared: ${differ ? `⚠ ${differ} of ${compared} differ` : `${compared} of ${compared} byte-identical`}; native readers opened: ${res.native.map((r) => r.stats.brainReaderOpens).join(', ')}`);
   }
   if (only.has(1)) table(`Figure 1: memory_lookup latency and JS-thread blocking (${Object.values(P.lookups)[0]}–${P.lookups[1e6]} sequential lookups per round)`,
     ['rows', 'native p50', 'peer p50', 'p50 ÷', '≤1', 'native p99', 'peer p99', 'p99 ÷', 'JS-thread CPU per lookup, native', 'peer', 'event-loop utilization, native / peer', 'event-loop delay max, native', 'peer'],
@@ -134,16 +138,26 @@ if (only.has(2) || only.has(7)) {
     rows.push([`memory_lookup ×${c} in flight (${label(P.tpSize)} rows)`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), c >= 8 ? check(tp.ratio >= 1.8) : '', ms(eld.native), ms(eld.peer),
       `readers opened: ${med(res.native.map((r) => r.stats.brainReaderOpens))}`]);
   }
-  for (const [what, writer] of [['idle', null], ['another process writing (1-row tx loop)', 'loop']]) {
-    const res = await paired(`fig 2: remember, ${what}`, { case: 'remember', db: small, total: P.remember, conc: 8, writer });
-    results.fig2.remember[what] = res;
+  for (const [what, writer, conc] of [['idle', null, 1], ['idle', null, 8], ['another process writing (1-row tx loop)', 'loop', 8]]) {
+    const res = await paired(`fig 2: remember ×${conc}, ${what}`, { case: 'remember', db: small, total: conc === 1 ? P.remember / 2 : P.remember, conc, writer });
+    results.fig2.remember[`${what} ×${conc}`] = res;
     const tp = stat(res, 'perSec'), eld = stat(res, 'eldMaxMs'), other = stat(res, 'otherPerSec');
+    if (conc === 1) {
+      // One at a time: the latency of one remember (issue 14: p50 ≤ the peer's).
+      const p50 = stat(res, 'p50'), p99 = stat(res, 'p99');
+      const bad = [...res.native, ...res.peer].filter((r) => Object.keys(r.replies).some((k) => k !== '(remembered)') || r.landed !== P.remember / 2).length;
+      rows.push([`remember ×1 in flight, idle${bad ? ` (⚠ ${bad} runs failed or lost rows)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), `p50 ≤1× ${check(p50.ratio <= 1)}`, ms(eld.native), ms(eld.peer),
+        `p50 ${ms(p50.native)} vs ${ms(p50.peer)} (${ratio(p50.ratio)}), p99 ${ms(p99.native)} vs ${ms(p99.peer)} (${ratio(p99.ratio)}); rows landed: all ${P.remember / 2} per run`]);
+      continue;
+    }
     const bad = [...res.native, ...res.peer].filter((r) => Object.keys(r.replies).some((k) => k !== '(remembered)')).length;
-    rows.push([`remember ×8 in flight, ${what}${bad ? ` (⚠ ${bad} runs had failures)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), '', ms(eld.native), ms(eld.peer),
-      writer ? `other writer rows/s: ${fmt(other.native, 0)} vs ${fmt(other.peer, 0)}` : '']);
+    const short = [...res.native, ...res.peer].filter((r) => r.landed !== P.remember).length;
+    const groups = med(res.native.map((r) => r.stats.brainWriteGroups));
+    rows.push([`remember ×${conc} in flight, ${what}${bad ? ` (⚠ ${bad} runs had failures)` : ''}`, fmt(tp.native, 0), fmt(tp.peer, 0), ratio(tp.ratio), check(tp.ratio >= (writer ? 1.0 : 1.5)), ms(eld.native), ms(eld.peer),
+      [writer ? `other writer rows/s: ${fmt(other.native, 0)} vs ${fmt(other.peer, 0)}` : '', short ? `⚠ ${short} runs landed fewer rows than acknowledged` : `rows landed: all ${P.remember} per run, both sides`, `native group commits per run: ${groups}`].filter(Boolean).join('; ')]);
   }
   if (only.has(2)) table('Figure 2: throughput (calls/s; the peer is synchronous, so its calls never overlap)',
-    ['workload', 'native calls/s', 'peer calls/s', 'native ÷ peer', '≥1.8×', 'event-loop delay max, native', 'peer', 'notes'], rows,
+    ['workload', 'native calls/s', 'peer calls/s', 'native ÷ peer', 'target (lookups ≥1.8×; remember ≥1.5× idle, ≥1.0× with a writer)', 'event-loop delay max, native', 'peer', 'notes'], rows,
     [`${P.tpTotal} lookups / ${P.remember} remembers per round; native = N async callTool workers (N in flight), peer = the same workers over the synchronous better-sqlite3 calls. remember runs on a scratch copy of the 1k file.`]);
 }
 
@@ -246,6 +260,39 @@ if (only.has(6)) {
   rows.push([`RSS after ${P.rss} calls (${label(P.tpSize)} rows), with − without the extension`, `+${fmt(d('native'), 1)} MB`, `peer: +${fmt(d('peer'), 1)} MB`, `≤ +15 MB ${check(d('native') <= 15)}`]);
   table('Figure 6: startup and resident memory', ['what', 'native', 'peer / context', 'target'], rows,
     [`RSS measured after gc in a process that loaded a fake pi and made the calls (90% memory_lookup, 10% recall_person); without the extension: ${fmt(none, 1)} MB.`]);
+}
+
+// ---------------------------------------------------------------------------------------------- figure 8
+if (only.has(8)) {
+  // The floor: the same SQL in a Rust loop (bench/floor.rs, no Node; it first proves the addon's
+  // plan gives the contract's rows on every query), and the cost of a native call from JS.
+  const rows = [], notes = [];
+  progress('fig 8: cargo bench --bench floor (builds it the first time)');
+  const files = sizes.map((n) => brains[n]);
+  let floor = [];
+  try {
+    const out = execFileSync('cargo', ['bench', '--quiet', '--no-default-features', '--bench', 'floor', '--', '--json', '--n', String(quick ? 200 : 1000), ...files],
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 }).toString();
+    floor = JSON.parse(out.match(/@@FLOOR@@(.*)/)[1]);
+  } catch (e) { notes.push(`- cargo bench --bench floor failed: ${String(e.message).split('\n')[0]}`); }
+  results.fig8 = { floor };
+  const js = await paired('fig 8: native call floor', { case: 'floor', db: small, n: quick ? 500 : 3000 }, { sides: ['native'] });
+  results.fig8.js = js;
+  const noop = med(js.native.map((r) => r.noop.p50)), empty = med(js.native.map((r) => r.empty.p50));
+  sizes.forEach((n, i) => {
+    const f = floor[i];
+    if (!f) return;
+    const lookup = results.fig1?.[n] ? stat(results.fig1[n], 'p50').native : NaN;
+    const base = n >= 2e5 ? f.split : f.plan; // what a tool call runs at that size
+    const over = lookup - base.p50Us / 1000;
+    rows.push([label(n), ms(f.contract.p50Us / 1000), ms(f.contract16.p50Us / 1000), ms(f.plan.p50Us / 1000), ms(f.split.p50Us / 1000), ms(f.plan.p99Us / 1000), ms(f.split.p99Us / 1000),
+      ms(lookup), Number.isNaN(over) ? 'n/a' : `${ms(over)} ${check(over <= 0.02)}`,
+      f.differ ? `⚠ ${f.differ} of ${f.queries} differ` : `${f.queries} of ${f.queries} (${f.ties} tied pairs)`]);
+  });
+  rows.push(['—', '', '', '', '', '', '', `noop(): ${ms(noop)}; empty-query lookup: ${ms(empty)}`, '', '']);
+  table('Figure 8: the floor (same SQL in a Rust loop, no Node) and the extension\'s overhead above it',
+    ['rows', 'contract SQL, 2 MB cache p50', 'contract SQL, 16 MB cache p50', 'addon plan, one thread p50', 'addon plan as called (split ≥200k rows) p50', 'plan p99', 'as called p99', 'memory_lookup from JS p50 (figure 1)', 'overhead above the floor (≤ 20 µs)', 'plan rows = contract rows'], rows,
+    ['Rust loop: `cargo bench --no-default-features --bench floor` (bench/floor.rs), one lookup after another over the same query mix, on the same files; "as called" is `Brain::submit_lookup`, timed from submit to callback (the store\'s own thread hops included). Overhead = figure 1\'s native p50 − the floor of what a tool call runs at that size. `noop()`: an empty async export (napi-rs\'s tokio path); empty-query lookup: answered at once through the promise a brain.db call settles (the direct path without SQLite).', ...notes]);
 }
 
 // ---------------------------------------------------------------------------------------------- figure 7

@@ -49,7 +49,7 @@ pub struct Extension {
     /// `None` when `MEMPALACE_BRIDGE=0`.
     pub bridge: Option<Arc<Bridge>>,
     // A std Mutex: held only to insert or remove an entry, never across an await.
-    cancels: Mutex<HashMap<u32, tokio::sync::oneshot::Sender<()>>>,
+    cancels: Mutex<HashMap<u32, Cancel>>,
     started: std::sync::Once,
 }
 
@@ -150,6 +150,56 @@ static EXTENSION: Lazy<Extension> = Lazy::new(|| {
     Extension { voice, bridge, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
 });
 
+/// Where a call's reply goes when it is answered without a future ([`Extension::call_direct`]):
+/// called once, on whichever thread finished the call.
+pub type Done = Box<dyn FnOnce(Result<Reply, Error>) + Send>;
+
+/// How [`Extension::cancel`] stops a tracked call.
+enum Cancel {
+    /// A call running as a future: this drops it.
+    Future(tokio::sync::oneshot::Sender<()>),
+    /// A direct call: cancelling answers it (CANCELLED) ahead of the store thread.
+    Direct(Arc<Answer>),
+}
+
+/// A direct call's answer: the first of the store thread (the reply) and `cancel` (CANCELLED)
+/// to finish it wins; the other finds it taken.
+struct Answer {
+    name: String,
+    done: Mutex<Option<Done>>,
+}
+
+impl Answer {
+    fn finish(&self, r: Result<Reply, Error>) -> bool {
+        let done = lock(&self.done).take();
+        done.map(|d| d(r)).is_some()
+    }
+}
+
+/// A direct call in progress, moved into the job on the store's thread. However the job ends
+/// (answered, or dropped uncalled by a panic there) the call is answered once and untracked.
+struct Pending {
+    ext: &'static Extension,
+    answer: Arc<Answer>,
+    call_id: Option<u32>,
+}
+
+impl Pending {
+    fn reply(self, text: String) {
+        self.answer.finish(Ok(Reply::text(text)));
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let name = &self.answer.name;
+        self.answer.finish(Err(Error::new(Kind::Internal, format!("internal error in {name}: the store's thread gave no answer"))));
+        if let Some(id) = self.call_id {
+            self.ext.untrack(id);
+        }
+    }
+}
+
 /// Removes a call's cancel entry however the call ends (finished, failed or dropped).
 struct Tracked<'a>(&'a Extension, Option<u32>);
 
@@ -211,10 +261,39 @@ impl Extension {
         }
     }
 
+    /// True when `name` is answered by [`Extension::call_direct`]: the voice tools that only
+    /// touch brain.db (memory_lookup, remember, recall_person).
+    pub fn is_direct(&self, name: &str) -> bool {
+        self.voice.is_some() && crate::voice::is_direct(name)
+    }
+
+    /// Runs a tool for which [`Extension::is_direct`] holds without any future: its work goes
+    /// from the caller's thread (the JS thread) straight to a store thread, and `done` is called
+    /// there with the contract's reply (or, when `cancel(call_id)` came first, on the canceller's
+    /// thread with CANCELLED; a store write already queued still lands). Replies are the same as
+    /// through [`Extension::call`]; this path only skips the hops through tokio (bench/README.md).
+    pub fn call_direct(&'static self, name: &str, args: &Value, call_id: Option<u32>, done: Done) {
+        let answer = Arc::new(Answer { name: name.to_string(), done: Mutex::new(Some(done)) });
+        if let Some(id) = call_id {
+            lock(&self.cancels).insert(id, Cancel::Direct(answer.clone()));
+        }
+        let pending = Pending { ext: self, answer, call_id };
+        let Some(voice) = &self.voice else {
+            pending.answer.finish(Err(Error::unknown_tool(name)));
+            return;
+        };
+        // Only argument checks run here, on the caller's thread; a panic in them answers INTERNAL
+        // (through `Pending`'s drop) as a panic inside a future does.
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| voice.start(name, args, move |text| pending.reply(text))));
+        if let Err(panic) = started {
+            crate::diag!("{name}: {}", panic_text(&panic));
+        }
+    }
+
     /// Registers a cancellable call; the receiver fires when [`Extension::cancel`] is called.
     fn track(&self, call_id: u32) -> tokio::sync::oneshot::Receiver<()> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        lock(&self.cancels).insert(call_id, tx);
+        lock(&self.cancels).insert(call_id, Cancel::Future(tx));
         rx
     }
 
@@ -224,8 +303,15 @@ impl Extension {
 
     /// Cancels a tracked call (pi's AbortSignal fired). False when that call already finished.
     pub fn cancel(&self, call_id: u32) -> bool {
-        let tx = lock(&self.cancels).remove(&call_id);
-        tx.map(|tx| tx.send(()).is_ok()).unwrap_or(false)
+        let entry = lock(&self.cancels).remove(&call_id);
+        match entry {
+            Some(Cancel::Future(tx)) => tx.send(()).is_ok(),
+            Some(Cancel::Direct(answer)) => {
+                let name = answer.name.clone();
+                answer.finish(Err(Error::cancelled(&name)))
+            }
+            None => false,
+        }
     }
 
     pub fn calls_in_flight(&self) -> usize {
@@ -333,7 +419,7 @@ impl Extension {
 async fn call_voice(voice: &Voice, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<Reply, Error> {
     use futures_util::FutureExt;
     // A panic inside a tool becomes an error here instead of taking pi down. Cancelling drops the
-    // call: an HTTP request is aborted; a store write already on the blocking pool still lands.
+    // call: an HTTP request is aborted; a store write already queued for the writer thread still lands.
     let call = std::panic::AssertUnwindSafe(voice.call(name, &args)).catch_unwind();
     let outcome = match cancelled {
         None => call.await,
@@ -345,11 +431,13 @@ async fn call_voice(voice: &Voice, name: &str, args: Value, cancelled: Option<to
     match outcome {
         Ok(Some(text)) => Ok(Reply::text(text)),
         Ok(None) => Err(Error::unknown_tool(name)),
-        Err(panic) => {
-            let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-            Err(Error::new(Kind::Internal, format!("internal error in {name}: {why}")))
-        }
+        Err(panic) => Err(Error::new(Kind::Internal, format!("internal error in {name}: {}", panic_text(&panic)))),
     }
+}
+
+/// What a caught panic said.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default()
 }
 
 async fn call_palace(bridge: &Bridge, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<Reply, Error> {
@@ -371,6 +459,43 @@ mod tests {
 
     fn bare() -> Extension {
         Extension { voice: None, bridge: None, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+    }
+
+    /// A direct call registered as `call_direct` registers it; its answers arrive on the receiver.
+    fn direct(ext: &'static Extension, id: u32) -> (Pending, std::sync::mpsc::Receiver<Result<Reply, Error>>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let answer = Arc::new(Answer { name: "memory_lookup".into(), done: Mutex::new(Some(Box::new(move |r| tx.send(r).unwrap()))) });
+        lock(&ext.cancels).insert(id, Cancel::Direct(answer.clone()));
+        (Pending { ext, answer, call_id: Some(id) }, rx)
+    }
+
+    #[test]
+    fn a_cancelled_direct_call_answers_cancelled_once_and_its_late_reply_is_dropped() {
+        let ext: &'static Extension = Box::leak(Box::new(bare()));
+        let (pending, rx) = direct(ext, 7);
+        assert_eq!(ext.calls_in_flight(), 1);
+        assert!(ext.cancel(7));
+        assert!(!ext.cancel(7), "cancelled twice");
+        pending.reply("(no memories found)".into()); // the store thread finishing afterwards
+        let answers: Vec<_> = rx.iter().collect();
+        assert_eq!(answers.len(), 1);
+        assert_eq!(answers[0].as_ref().unwrap_err().kind, Kind::Cancelled);
+        assert_eq!(ext.calls_in_flight(), 0);
+    }
+
+    #[test]
+    fn a_direct_call_answers_once_untracks_and_a_job_dropped_unanswered_is_internal() {
+        let ext: &'static Extension = Box::leak(Box::new(bare()));
+        let (pending, rx) = direct(ext, 1);
+        pending.reply("(remembered)".into());
+        assert_eq!(rx.iter().map(|r| r.unwrap().text).collect::<Vec<_>>(), vec!["(remembered)"]);
+        assert!(!ext.cancel(1), "a finished call is not in flight");
+        let (pending, rx) = direct(ext, 2);
+        drop(pending); // a panic on the store's thread drops the job uncalled
+        let answers: Vec<_> = rx.iter().collect();
+        assert_eq!(answers.len(), 1);
+        assert_eq!(answers[0].as_ref().unwrap_err().kind, Kind::Internal);
+        assert_eq!(ext.calls_in_flight(), 0);
     }
 
     #[tokio::test]

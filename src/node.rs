@@ -73,6 +73,8 @@ pub struct NativeStats {
     pub brain_writer_opens: u32,
     pub brain_reader_opens: u32,
     pub brain_files_created: u32,
+    /// Transactions that committed two or more queued writes at once (group commit).
+    pub brain_write_groups: u32,
     pub turn_rows_written: u32,
     pub turn_rows_rewritten: u32,
     pub turn_writes_in_flight: u32,
@@ -143,9 +145,22 @@ impl From<Reply> for ToolReply {
 /// `BAD_ARGUMENTS`, `CANCELLED` or `INTERNAL`.
 #[napi(ts_return_type = "Promise<ToolReply>")]
 pub fn call_tool(env: &Env, name: String, params: Option<Value>, call_id: Option<u32>) -> Result<PromiseRaw<'_, ToolReply>> {
-    let called = async move { Ok(ext().call(&name, params.unwrap_or(Value::Null), call_id).await) };
+    let params = params.unwrap_or(Value::Null);
+    if ext().is_direct(&name) {
+        // Settled from the store's thread through the deferred's threadsafe function.
+        let (deferred, promise) = env.create_deferred()?;
+        let done = move |r: std::result::Result<Reply, crate::error::Error>| deferred.resolve(move |env| r.map(ToolReply::from).map_err(|e| js_error(&env, e)));
+        ext().call_direct(&name, &params, call_id, Box::new(done));
+        return Ok(PromiseRaw::new(env.raw(), promise.raw()));
+    }
+    let called = async move { Ok(ext().call(&name, params, call_id).await) };
     env.spawn_future_with_callback(called, |env, r| r.map(ToolReply::from).map_err(|e| js_error(env, e)))
 }
+
+/// Does nothing, asynchronously (napi-rs's tokio runtime, as every async export). Not a tool: the
+/// floor of bench/ (what any promise-returning native call costs from JS).
+#[napi]
+pub async fn noop() {}
 
 /// Aborts a call started with `callId` (pi's AbortSignal fired). Returns false when that call
 /// already finished.
@@ -331,6 +346,7 @@ pub fn stats() -> NativeStats {
         brain_writer_opens: v.map_or(0, |v| n(&v.brain.stats.writer_opens)),
         brain_reader_opens: v.map_or(0, |v| n(&v.brain.stats.reader_opens)),
         brain_files_created: v.map_or(0, |v| n(&v.brain.stats.files_created)),
+        brain_write_groups: v.map_or(0, |v| n(&v.brain.stats.write_groups)),
         turn_rows_written: v.map_or(0, |v| n(&v.log.rows_written)),
         turn_rows_rewritten: v.map_or(0, |v| n(&v.log.rows_rewritten)),
         turn_writes_in_flight: v.map_or(0, |v| v.log.in_flight() as u32),

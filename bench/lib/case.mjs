@@ -5,7 +5,7 @@
 // side = "peer":   the yardstick in bench/peers/ (better-sqlite3, fetch), the only SQLite here.
 // side = "none":   neither (the RSS baseline).
 // Two SQLite libraries never share a process (see __test__/helpers/sqlite-child.cjs).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -118,7 +118,7 @@ const cases = {
     const t = await tools(side, db);
     const replies = [];
     for (const q of queries(Math.max(warmup, QUERIES.length))) replies.push(await t.call('memory_lookup', { query: q }));
-    const lat = [];
+    const lat = [], all = [];
     const eld = monitorEventLoopDelay({ resolution: 1 });
     eld.enable();
     const elu0 = performance.eventLoopUtilization();
@@ -126,7 +126,7 @@ const cases = {
     const t0 = performance.now();
     for (const q of queries(n)) {
       const a = performance.now();
-      await t.call('memory_lookup', { query: q });
+      all.push(await t.call('memory_lookup', { query: q }));
       lat.push(performance.now() - a);
       await tick(); // let the loop turn between calls, as it does between pi's tool calls
     }
@@ -138,8 +138,24 @@ const cases = {
       ...summary(lat), wallMs: wall, jsCpuPerCallMs: jsCpu / n,
       jsBusyPerCallMs: elu.active / n, jsBusyFraction: elu.utilization,
       eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6,
-      replies: replies.slice(0, QUERIES.length), stats: t.stats(),
+      replies: replies.slice(0, QUERIES.length), allReplies: all, stats: t.stats(),
     };
+  },
+
+  /** Figure 8: the floor of a native call from JS: an empty async export (`noop()`, napi-rs's
+   * tokio path) and memory_lookup with an empty query (answered at once, through the promise the
+   * store's calls settle: the direct path's own cost, no SQLite). */
+  async floor({ db, n }) {
+    const t = await tools('native', db);
+    const time = async (f) => {
+      for (let i = 0; i < 200; i++) await f();
+      const lat = [];
+      for (let i = 0; i < n; i++) { const a = performance.now(); await f(); lat.push(performance.now() - a); await tick(); }
+      return summary(lat);
+    };
+    const noop = await time(() => t.native.noop());
+    const empty = await time(() => t.call('memory_lookup', { query: '' }));
+    return { noop, empty };
   },
 
   /** Figure 2: `total` lookups with `conc` in flight at a time (peer: they can't overlap). */
@@ -168,20 +184,27 @@ const cases = {
     const w = writer ? await otherWriter(file, writer) : null;
     let next = 0;
     const replies = new Map();
+    const lat = [];
     const eld = monitorEventLoopDelay({ resolution: 1 });
     eld.enable();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: conc }, async () => {
       while (next < total) {
         const i = next++;
+        const a = performance.now();
         const r = await t.call('remember', { fact: `Ada's note number ${i}: she wants pancakes on ${['Monday', 'Friday'][i % 2]}` });
+        lat.push(performance.now() - a);
         replies.set(r, (replies.get(r) ?? 0) + 1);
+        if (conc === 1) await tick(); // one after another, a loop turn between them as in figure 1
       }
     }));
     const wall = performance.now() - t0;
     eld.disable();
     const other = w ? await w.stop() : null;
-    return { perSec: total / (wall / 1000), wallMs: wall, eldMaxMs: eld.max / 1e6, otherPerSec: other?.perSec, replies: Object.fromEntries(replies) };
+    // Rows landed, counted by another process (never two SQLite libraries in one process).
+    const landed = Number(execFileSync(process.execPath, ['-e', `const D = require(${JSON.stringify(path.join(root, 'node_modules/better-sqlite3'))}); const d = new D(process.argv[1], { readonly: true }); process.stdout.write(String(d.prepare("SELECT count(*) AS n FROM memories WHERE content LIKE 'Ada''s note number %'").get().n))`, file]));
+    const { p50, p99 } = summary(lat);
+    return { perSec: total / (wall / 1000), wallMs: wall, p50, p99, eldMaxMs: eld.max / 1e6, otherPerSec: other?.perSec, replies: Object.fromEntries(replies), landed, stats: t.stats() };
   },
 
   /** Figure 3: how long pi's agent_end handler takes to return, per turn. */

@@ -1,9 +1,14 @@
 //! brain.db, Dotty's SQLite memory store: opened once per process, read and appended to, never migrated.
 //!
-//! - Reads run on pooled read connections; the one write connection sits behind its own lock, so
-//!   this process has exactly one writer and (with WAL) readers never wait for it.
-//! - Every method here blocks: callers run them on tokio's blocking pool (`spawn_blocking`), never
-//!   on the JS thread and never on a tokio worker.
+//! - Reads run on a few reader threads of the store's own, each on a pooled read connection; writes
+//!   run on one writer thread with the one write connection, so this process has exactly one
+//!   writer and (with WAL) readers never wait for it. Work reaches them over channels and answers
+//!   through a callback: a tool call goes JS thread → store thread → JS thread, with no tokio
+//!   worker or blocking pool in between (measured in bench/: those hops cost ~60 µs a call).
+//! - The writer commits whatever is queued when it wakes in one transaction (group commit); a lone
+//!   write is committed at once, and no write is acknowledged before its COMMIT returned.
+//! - The plain methods here (`lookup`, `insert`, ...) block: they run on those threads (or in tests),
+//!   never on the JS thread and never on a tokio worker.
 //! - Other processes write the same file; `busy_timeout` (5 s) makes a write that meets their lock
 //!   wait instead of failing.
 //! - The file at the path can change under us (a restore renames a backup over it, a reset deletes
@@ -11,7 +16,9 @@
 //!   connections are on (one `stat`), and on a difference retires them all and reopens at the path.
 
 pub mod clock;
+mod lanes;
 
+use lanes::{Lanes, WriteJob};
 use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,10 +31,16 @@ use crate::sync::lock;
 pub const SCHEMA_SQL: &str = include_str!("../../brain-schema.sql");
 
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
-/// Reads running at once, and read connections kept open. More concurrent lookups wait for a
-/// turn instead of each opening a connection and a thread: on two cores, 64 SQLite threads only
-/// fight each other (measured in bench/: throughput fell and readers were opened 138 times).
+/// Reader threads (one read connection each) at most. More concurrent lookups wait in the queue
+/// instead of each opening a connection and a thread: on two cores, 64 SQLite threads only fight
+/// each other (measured in bench/: throughput fell and readers were opened 138 times). The store
+/// runs one per core, between 2 and this.
 const MAX_READERS: usize = 4;
+/// SQLite's page cache per connection, in KiB (a negative `cache_size`). The bundled SQLite
+/// defaults to 2 MB, which at 100k rows evicts the FTS pages between two lookups and reads them
+/// again (36 `pread`s per lookup, measured); better-sqlite3 builds with 16 MB. 8 MB on each of
+/// the (two, on the Pi) readers keeps a lookup's working set while RSS stays under the peer's.
+const READ_CACHE_KIB: i64 = 8 * 1024;
 
 /// Why the store could not answer.
 #[derive(Debug)]
@@ -89,30 +102,166 @@ pub struct NewMemory<'a> {
     pub importance: f64,
 }
 
+/// One write for the writer thread; its result is the row's id.
+#[derive(Debug, Clone)]
+pub enum WriteOp {
+    /// Appends a row (see [`Brain::insert`]).
+    Insert { content: String, category: String, namespace: String, importance: f64, ts: String },
+    /// Replaces a row's content (see [`Brain::update_content`]).
+    Update { id: String, content: String, ts: String },
+}
+
+impl WriteOp {
+    /// Runs the write on the write connection. The content is stripped once more, as bridge.py's
+    /// store helper does (a cap that ends in whitespace loses it).
+    fn apply(&self, c: &Connection) -> rusqlite::Result<String> {
+        match self {
+            WriteOp::Insert { content, category, namespace, importance, ts } => {
+                let content = crate::text::strip(content);
+                let id = uuid::Uuid::new_v4().to_string();
+                let key = format!("voice_{category}_{ts}_{}", &id[..8]);
+                c.prepare_cached(
+                    "INSERT INTO memories (id, key, content, category, embedding, created_at, updated_at, \
+                     session_id, namespace, importance, superseded_by) \
+                     VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, NULL, ?6, ?7, NULL)",
+                )?
+                .execute(params![id, key, content, category, ts, namespace, importance])?;
+                Ok(id)
+            }
+            WriteOp::Update { id, content, ts } => {
+                let content = crate::text::strip(content);
+                c.prepare_cached("UPDATE memories SET content = ?2, updated_at = ?3 WHERE id = ?1")?
+                    .execute(params![id, content, ts])?;
+                Ok(id.clone())
+            }
+        }
+    }
+}
+
+/// A row [`Brain::lookup_range`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub rank: f64,
+    pub rowid: i64,
+    pub content: String,
+}
+
+/// A match in the heap of [`Brain::lookup_range`], ordered as the contract's `ORDER BY rank`
+/// orders it: by rank, equal ranks by rowid (checked against FTS5's own sorter on the bench's 1M
+/// rows, ties included: bench/floor.rs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked {
+    rank: f64,
+    rowid: i64,
+}
+
+impl Eq for Ranked {}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank.total_cmp(&other.rank).then(self.rowid.cmp(&other.rowid))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+fn none_if_no_row<T>(e: rusqlite::Error) -> rusqlite::Result<Option<T>> {
+    match e {
+        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+        e => Err(e),
+    }
+}
+
+/// Below this many rows a lookup runs as one search. Each part of a split search pays for some
+/// work again (FTS5 counts the phrase's rows over the whole index for bm25's idf, per statement):
+/// bench/floor.rs measured 36 ms of CPU split vs 25 ms whole per lookup at 1M rows, and at 100k
+/// rows the split was slower than one search on a busy machine. It pays where one search is long.
+const SPLIT_ROWS: i64 = 200_000;
+
+/// The rowid ranges a lookup is split into, from the table's largest rowid as last seen: one per
+/// reader on a large table, else one. Together they cover every rowid (rows added since are in the
+/// last range).
+fn split(max_rowid: i64, readers: usize, min_rows: i64) -> Vec<(i64, i64)> {
+    if max_rowid < min_rows || readers < 2 {
+        return vec![(i64::MIN, i64::MAX)];
+    }
+    let step = max_rowid / readers as i64;
+    (0..readers as i64).map(|i| (if i == 0 { i64::MIN } else { i * step + 1 }, if i + 1 == readers as i64 { i64::MAX } else { (i + 1) * step })).collect()
+}
+
+/// Where a split lookup's rows go.
+type Rows = Box<dyn FnOnce(Result<Vec<String>>) + Send>;
+
+/// The parts of a split lookup as they come in; the last one merges them and answers.
+struct Gather {
+    parts: Mutex<(Vec<Hit>, usize)>, // hits so far, parts still out
+    done: Mutex<Option<Rows>>,
+    limit: u32,
+}
+
+impl Gather {
+    fn add(&self, part: Result<Vec<Hit>>) {
+        let hits = match part {
+            Err(e) => return self.finish(Err(e)),
+            Ok(hits) => {
+                let mut parts = lock(&self.parts);
+                parts.0.extend(hits);
+                parts.1 -= 1;
+                if parts.1 > 0 {
+                    return;
+                }
+                std::mem::take(&mut parts.0)
+            }
+        };
+        let mut hits = hits;
+        hits.sort_by(|a, b| Ranked { rank: a.rank, rowid: a.rowid }.cmp(&Ranked { rank: b.rank, rowid: b.rowid }));
+        self.finish(Ok(hits.into_iter().take(self.limit as usize).map(|h| h.content).collect()));
+    }
+
+    /// Answers once: the first failing part, or the last part in.
+    fn finish(&self, r: Result<Vec<String>>) {
+        let done = lock(&self.done).take();
+        if let Some(done) = done {
+            done(r);
+        }
+    }
+}
+
+/// Writes one group commits at most (a bound on how long the first of them waits for its ack).
+const MAX_GROUP: usize = 64;
+
 /// Counters that tests and benchmarks read to prove there is one store per process.
 #[derive(Debug, Default)]
 pub struct BrainStats {
     pub writer_opens: AtomicUsize,
     pub reader_opens: AtomicUsize,
     pub files_created: AtomicUsize,
+    /// Transactions the writer thread committed for two or more writes at once.
+    pub write_groups: AtomicUsize,
 }
 
 /// The process-wide handle on brain.db.
 pub struct Brain {
     path: PathBuf,
     create_if_missing: bool,
-    // std Mutexes: they are only ever taken on blocking-pool threads, and the reader lock is held
+    // std Mutexes: they are only ever taken on the store's threads, and the reader lock is held
     // just long enough to pop or push a connection.
     readers: Mutex<Vec<(Connection, u64)>>, // each tagged with its file's generation (see `opened`)
     writer: Mutex<Option<Connection>>,
-    // Async gates in front of the blocking pool: at most MAX_READERS reads and one write occupy a
-    // blocking thread; the rest wait as cheap futures. Writes have their own gate so that writes
-    // queued behind another process's lock never hold up reads.
-    read_gate: tokio::sync::Semaphore,
-    write_gate: tokio::sync::Semaphore,
+    // The reader threads and the writer thread, started on first use. Writes have their own
+    // thread so that writes queued behind another process's lock never hold up reads.
+    lanes: Lanes,
     // Which file the open connections are on. Lock order: writer, then opened, then readers.
     opened: Mutex<Opened>,
     missing_reported: AtomicBool,
+    /// The largest rowid in `memories` at the last lookup: how a lookup is split.
+    rows_seen: std::sync::atomic::AtomicI64,
+    /// [`SPLIT_ROWS`], smaller in tests.
+    split_rows: i64,
     pub stats: BrainStats,
 }
 
@@ -125,10 +274,11 @@ impl Brain {
             create_if_missing,
             readers: Mutex::new(Vec::new()),
             writer: Mutex::new(None),
-            read_gate: tokio::sync::Semaphore::new(MAX_READERS),
-            write_gate: tokio::sync::Semaphore::new(1),
+            lanes: Lanes::default(),
             opened: Mutex::new(Opened::default()),
             missing_reported: AtomicBool::new(false),
+            rows_seen: std::sync::atomic::AtomicI64::new(0),
+            split_rows: SPLIT_ROWS,
             stats: BrainStats::default(),
         }
     }
@@ -137,23 +287,71 @@ impl Brain {
         &self.path
     }
 
-    /// Runs a read (`lookup`, `person_facts`) on tokio's blocking pool, at most [`MAX_READERS`] at once.
+    /// Runs a read (`lookup`, `person_facts`) on a reader thread and hands its result to `done`
+    /// there. Returns at once: this is how a tool call reaches SQLite from the JS thread.
+    pub fn submit_read<T: 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static, done: impl FnOnce(Result<T>) + Send + 'static) {
+        self.lanes.read(self, Box::new(move |brain: Option<&Brain>| done(brain.ok_or_else(lanes::closed).and_then(f))));
+    }
+
+    /// Queues a write for the writer thread; `done` gets the row's id there once the transaction
+    /// holding it has committed (or the write's error). Returns at once.
+    pub fn submit_write(self: &Arc<Self>, op: WriteOp, done: impl FnOnce(Result<String>) + Send + 'static) {
+        self.lanes.write(self, WriteJob { op, done: Box::new(done) });
+    }
+
+    /// [`Brain::submit_read`] for async callers.
     pub async fn read<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static) -> Result<T> {
-        let _turn = self.read_gate.acquire().await.map_err(|e| BrainError::Io(std::io::Error::other(e)))?;
-        self.blocking(f).await
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.submit_read(f, move |r| drop(tx.send(r)));
+        rx.await.unwrap_or_else(|_| Err(lanes::closed()))
     }
 
-    /// Runs a write (`insert`, `update_content`) on tokio's blocking pool, one at a time.
-    pub async fn write<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static) -> Result<T> {
-        let _turn = self.write_gate.acquire().await.map_err(|e| BrainError::Io(std::io::Error::other(e)))?;
-        self.blocking(f).await
+    /// [`Brain::submit_write`] for async callers.
+    pub async fn write(self: &Arc<Self>, op: WriteOp) -> Result<String> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.submit_write(op, move |r| drop(tx.send(r)));
+        rx.await.unwrap_or_else(|_| Err(lanes::closed()))
     }
 
-    async fn blocking<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static) -> Result<T> {
-        let brain = self.clone();
-        match tokio::task::spawn_blocking(move || f(&brain)).await {
-            Ok(r) => r,
-            Err(e) => Err(BrainError::Io(std::io::Error::other(format!("store task failed: {e}")))),
+    /// Commits `ops` in one transaction and returns each one's result, in order; what the writer
+    /// thread does with the writes it found queued. One write runs alone (autocommit, nothing
+    /// added). A write that fails inside the group (a constraint, a trigger) is rolled back to its
+    /// savepoint and gets its error while the others commit, as if each had run alone. When the
+    /// group itself fails (BEGIN met another process's lock past the busy timeout, COMMIT failed),
+    /// nothing of it is kept and each write runs again alone, so the group never fails a write
+    /// that would have succeeded by itself. Results are returned only after COMMIT returned.
+    pub fn write_all(&self, ops: &[WriteOp]) -> Vec<Result<String>> {
+        if let [op] = ops {
+            return vec![self.with_writer(|c| op.apply(c))];
+        }
+        let grouped = self.with_writer(|c| {
+            c.execute_batch("BEGIN IMMEDIATE")?;
+            let run = || -> rusqlite::Result<Vec<rusqlite::Result<String>>> {
+                let mut out = Vec::with_capacity(ops.len());
+                for op in ops {
+                    c.execute_batch("SAVEPOINT one_write")?;
+                    let r = op.apply(c);
+                    c.execute_batch(if r.is_ok() { "RELEASE one_write" } else { "ROLLBACK TO one_write; RELEASE one_write" })?;
+                    out.push(r);
+                }
+                c.execute_batch("COMMIT")?;
+                Ok(out)
+            };
+            run().inspect_err(|_| {
+                if !c.is_autocommit() {
+                    let _ = c.execute_batch("ROLLBACK");
+                }
+            })
+        });
+        match grouped {
+            Ok(out) => {
+                self.stats.write_groups.fetch_add(1, Ordering::Relaxed);
+                out.into_iter().map(|r| r.map_err(BrainError::from)).collect()
+            }
+            Err(e) => {
+                crate::diag!("brain.db: a group of {} writes failed ({e}); writing them one by one", ops.len());
+                ops.iter().map(|op| self.with_writer(|c| op.apply(c))).collect()
+            }
         }
     }
 
@@ -163,16 +361,77 @@ impl Brain {
         self.with_reader(|_| Ok(()))
     }
 
-    /// Phrase search over `memories_fts`, best first, never returning unreviewed person facts.
+    /// Phrase search over `memories_fts`, best first, never returning unreviewed person facts:
+    /// the rows of
+    ///
+    /// ```sql
+    /// SELECT m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+    /// WHERE memories_fts MATCH ?1 AND m.namespace NOT LIKE 'person_pending:%' ORDER BY rank LIMIT ?2
+    /// ```
+    ///
+    /// (the contract's query), found with less work: see [`Brain::lookup_range`].
     pub fn lookup(&self, fts_phrase: &str, limit: u32) -> Result<Vec<String>> {
+        Ok(self.lookup_range(fts_phrase, (i64::MIN, i64::MAX), limit)?.into_iter().map(|h| h.content).collect())
+    }
+
+    /// [`Brain::lookup`] on the store's reader threads; `done` gets the rows there. On a large
+    /// table the rowids are split in as many ranges as there are readers, searched at once and
+    /// merged (each range's best rows, then the best of those by rank and rowid: the same rows
+    /// in the same order as one search, since the contract's order is rank, then rowid).
+    pub fn submit_lookup(self: &Arc<Self>, fts_phrase: String, limit: u32, done: impl FnOnce(Result<Vec<String>>) + Send + 'static) {
+        let ranges = split(self.rows_seen.load(Ordering::Relaxed), self.lanes.readers(), self.split_rows);
+        if let [range] = ranges[..] {
+            return self.submit_read(move |b| b.lookup_range(&fts_phrase, range, limit), move |r| done(r.map(|hits| hits.into_iter().map(|h| h.content).collect())));
+        }
+        let gather = Arc::new(Gather { parts: Mutex::new((Vec::new(), ranges.len())), done: Mutex::new(Some(Box::new(done))), limit });
+        for range in ranges {
+            let (phrase, gather) = (fts_phrase.clone(), gather.clone());
+            self.submit_read(move |b| b.lookup_range(&phrase, range, limit), move |r| gather.add(r));
+        }
+    }
+
+    /// The best `limit` rows for `fts_phrase` among rowids in `range` (inclusive), by rank then
+    /// rowid, with their rank and rowid.
+    ///
+    /// Why not the contract's SQL as it stands: with `ORDER BY rank` FTS5 ranks every match in its
+    /// own sorter over the whole table (a rowid range doesn't narrow it), and that sorter was 40%
+    /// of a broad lookup's CPU at 1M rows (bench/README.md). Here the matches stream with their
+    /// `rank` (the same rank function on the same statistics), the best ones are kept in a heap,
+    /// and only those are joined to `memories`, with the contract's own namespace test in SQL. A
+    /// too-small heap (too many of the best rows were unreviewed person facts) is retried larger.
+    pub fn lookup_range(&self, fts_phrase: &str, range: (i64, i64), limit: u32) -> Result<Vec<Hit>> {
+        let limit = limit as usize;
         self.with_reader(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
-                 WHERE memories_fts MATCH ?1 AND m.namespace NOT LIKE 'person_pending:%' \
-                 ORDER BY rank LIMIT ?2",
-            )?;
-            let rows = st.query_map(params![fts_phrase, limit], |r| r.get::<_, String>(0))?;
-            rows.collect()
+            let max: Option<i64> = c.prepare_cached("SELECT max(rowid) FROM memories")?.query_row([], |r| r.get(0))?;
+            self.rows_seen.store(max.unwrap_or(0), Ordering::Relaxed);
+            let mut keep = limit + 8;
+            loop {
+                let mut best = std::collections::BinaryHeap::with_capacity(keep + 1);
+                let mut matches = 0usize;
+                let mut st = c.prepare_cached("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3")?;
+                let mut rows = st.query(params![fts_phrase, range.0, range.1])?;
+                while let Some(r) = rows.next()? {
+                    matches += 1;
+                    best.push(Ranked { rank: r.get(1)?, rowid: r.get(0)? });
+                    if best.len() > keep {
+                        best.pop();
+                    }
+                }
+                let mut hits = Vec::with_capacity(limit);
+                let mut content = c.prepare_cached("SELECT content FROM memories WHERE rowid = ?1 AND namespace NOT LIKE 'person_pending:%'")?;
+                for Ranked { rank, rowid } in best.into_sorted_vec() {
+                    if hits.len() == limit {
+                        break;
+                    }
+                    if let Some(text) = content.query_row([rowid], |r| r.get::<_, String>(0)).map(Some).or_else(none_if_no_row)? {
+                        hits.push(Hit { rank, rowid, content: text });
+                    }
+                }
+                if hits.len() == limit || matches <= keep {
+                    return Ok(hits);
+                }
+                keep *= 4;
+            }
         })
     }
 
@@ -189,33 +448,28 @@ impl Brain {
         })
     }
 
+    /// After a panic in the middle of a group: rolls back the transaction it left open, so that
+    /// later writes don't land in it.
+    fn abandon_transaction(&self) {
+        if let Some(c) = lock(&self.writer).as_ref() {
+            if !c.is_autocommit() {
+                let _ = c.execute_batch("ROLLBACK");
+            }
+        }
+    }
+
     /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`. The content is stripped
     /// once more, as bridge.py's store helper does (a cap that ends in whitespace loses it).
     pub fn insert(&self, m: &NewMemory<'_>, ts: &str) -> Result<String> {
-        let content = crate::text::strip(m.content);
-        let id = uuid::Uuid::new_v4().to_string();
-        let key = format!("voice_{}_{}_{}", m.category, ts, &id[..8]);
-        self.with_writer(|c| {
-            c.prepare_cached(
-                "INSERT INTO memories (id, key, content, category, embedding, created_at, updated_at, \
-                 session_id, namespace, importance, superseded_by) \
-                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, NULL, ?6, ?7, NULL)",
-            )?
-            .execute(params![id, key, content, m.category, ts, m.namespace, m.importance])?;
-            Ok(())
-        })?;
-        Ok(id)
+        let op = WriteOp::Insert { content: m.content.into(), category: m.category.into(), namespace: m.namespace.into(), importance: m.importance, ts: ts.into() };
+        self.with_writer(|c| op.apply(c))
     }
 
     /// Replaces the content of a row this process wrote (the per-turn log's retry of the same turn),
     /// stripped as in [`Brain::insert`].
     pub fn update_content(&self, id: &str, content: &str, ts: &str) -> Result<()> {
-        let content = crate::text::strip(content);
-        self.with_writer(|c| {
-            c.prepare_cached("UPDATE memories SET content = ?2, updated_at = ?3 WHERE id = ?1")?
-                .execute(params![id, content, ts])?;
-            Ok(())
-        })
+        let op = WriteOp::Update { id: id.into(), content: content.into(), ts: ts.into() };
+        self.with_writer(|c| op.apply(c)).map(drop)
     }
 
     fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
@@ -230,6 +484,7 @@ impl Brain {
             None => {
                 let c = self.open()?;
                 c.pragma_update(None, "query_only", true)?;
+                c.pragma_update(None, "cache_size", -READ_CACHE_KIB)?;
                 self.stats.reader_opens.fetch_add(1, Ordering::Relaxed);
                 c
             }

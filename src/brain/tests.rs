@@ -271,3 +271,127 @@ fn an_existing_file_keeps_its_mode() {
     note(&b, "x").unwrap();
     assert_eq!(mode(&p), 0o644);
 }
+
+/// The contract's lookup, as SQLite answers it in one statement: what `lookup` must equal.
+fn contract_lookup(p: &Path, phrase: &str, limit: u32) -> Vec<String> {
+    let c = Connection::open(p).unwrap();
+    let mut st = c
+        .prepare(
+            "SELECT m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
+             WHERE memories_fts MATCH ?1 AND m.namespace NOT LIKE 'person_pending:%' ORDER BY rank LIMIT ?2",
+        )
+        .unwrap();
+    st.query_map(params![phrase, limit], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect()
+}
+
+/// `n` rows of few distinct texts (so ranks tie), every 7th an unreviewed person fact, and the
+/// 40 best matches for "alpha" all unreviewed (more than the search keeps at first).
+fn many_rows(p: &Path, n: i64) {
+    let c = Connection::open(p).unwrap();
+    c.execute_batch(&format!(
+        "BEGIN;
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < {n})
+         INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance)
+         SELECT 'id' || x, 'k' || x,
+                CASE x % 5 WHEN 0 THEN 'alpha beta' WHEN 1 THEN 'alpha beta gamma delta' WHEN 2 THEN 'beta gamma'
+                           WHEN 3 THEN 'alpha alpha beta gamma delta epsilon zeta' ELSE 'delta' END,
+                'core', 't', 't', CASE WHEN x % 7 = 0 THEN 'person_pending:x' WHEN x % 11 = 0 THEN NULL ELSE 'voice' END, 0.5
+         FROM i;
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 40)
+         INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance)
+         SELECT 'p' || x, 'pk' || x, 'alpha', 'core', 't', 't', 'person_pending:y', 0.5 FROM i;
+         COMMIT;"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn lookup_gives_the_contract_rows_in_its_order_ties_and_pending_rows_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    many_rows(&p, 3000);
+    for phrase in ["\"alpha\"", "\"beta\"", "\"gamma delta\"", "\"delta\"", "\"zeta\"", "\"nothing here\"", "\"alpha beta\""] {
+        for limit in [1, 5, 20] {
+            assert_eq!(b.lookup(phrase, limit).unwrap(), contract_lookup(&p, phrase, limit), "{phrase} limit {limit}");
+        }
+    }
+}
+
+#[test]
+fn a_split_lookup_merges_to_the_contract_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut b, p) = fresh(&dir);
+    b.split_rows = 20_000;
+    many_rows(&p, 25_000);
+    let b = Arc::new(b);
+    b.lookup("\"delta\"", 5).unwrap(); // learns the table's size: the next lookups are split
+    assert_eq!(split(b.rows_seen.load(Ordering::Relaxed), 2, b.split_rows).len(), 2);
+    for phrase in ["\"alpha\"", "\"beta\"", "\"gamma delta\"", "\"zeta\"", "\"nothing here\""] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        b.submit_lookup(phrase.to_string(), 5, move |r| tx.send(r.unwrap()).unwrap());
+        assert_eq!(rx.recv().unwrap(), contract_lookup(&p, phrase, 5), "{phrase}");
+    }
+}
+
+#[test]
+fn split_ranges_cover_every_rowid() {
+    assert_eq!(split(10, 2, SPLIT_ROWS), vec![(i64::MIN, i64::MAX)]);
+    assert_eq!(split(1_000_000, 1, SPLIT_ROWS), vec![(i64::MIN, i64::MAX)]);
+    assert_eq!(split(1_000_000, 2, SPLIT_ROWS), vec![(i64::MIN, 500_000), (500_001, i64::MAX)]);
+    assert_eq!(split(90_000, 3, 1000), vec![(i64::MIN, 30_000), (30_001, 60_000), (60_001, i64::MAX)]);
+}
+
+fn op(content: &str) -> WriteOp {
+    WriteOp::Insert { content: content.into(), category: "core".into(), namespace: "voice".into(), importance: 0.7, ts: "t".into() }
+}
+
+#[test]
+fn a_write_failing_in_a_group_fails_alone_and_the_others_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    Connection::open(&p)
+        .unwrap()
+        .execute_batch("CREATE TRIGGER refuse BEFORE INSERT ON memories WHEN new.content = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END;")
+        .unwrap();
+    let out = b.write_all(&[op("good one"), op("bad"), op("good two")]);
+    assert!(out[0].is_ok() && out[2].is_ok(), "{out:?}");
+    assert!(matches!(&out[1], Err(BrainError::Sqlite(e)) if e.to_string().contains("refused")), "{out:?}");
+    assert_eq!(contents(&p), vec!["good one", "good two"]);
+    // The index took the two rows and nothing of the refused one.
+    assert_eq!(contract_lookup(&p, "\"good\"", 5).len(), 2);
+    assert_eq!(b.stats.write_groups.load(Ordering::Relaxed), 1);
+    // The connection is out of the transaction: a lone write after it commits by itself.
+    b.write_all(&[op("later")]).pop().unwrap().unwrap();
+    assert_eq!(contents(&p).len(), 3);
+}
+
+#[test]
+fn queued_writes_commit_together_and_each_is_acknowledged_after_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    let b = Arc::new(b);
+    // Another process holds the write lock: the first write waits in the writer thread, the rest
+    // queue behind it and go in together once the lock is free.
+    let holder = Connection::open(&p).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for i in 0..21 {
+        let (tx, p) = (tx.clone(), p.clone());
+        b.submit_write(op(&format!("queued {i}")), move |r| {
+            let id = r.unwrap();
+            // Acknowledged: another connection sees the row.
+            let seen: i64 = Connection::open(&p).unwrap().query_row("SELECT count(*) FROM memories WHERE id = ?1", [&id], |r| r.get(0)).unwrap();
+            tx.send(seen).unwrap();
+        });
+    }
+    drop(tx);
+    std::thread::sleep(Duration::from_millis(300)); // the lock held: the fault under test
+    holder.execute_batch("COMMIT").unwrap();
+    let seen: Vec<i64> = rx.iter().collect();
+    assert_eq!(seen, vec![1; 21]);
+    assert_eq!(contents(&p).len(), 21);
+    let groups = b.stats.write_groups.load(Ordering::Relaxed);
+    assert!((1..=2).contains(&groups), "{groups} groups for 21 writes");
+    // In submission order.
+    assert_eq!(contents(&p).last().unwrap(), "queued 20");
+}

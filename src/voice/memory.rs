@@ -1,65 +1,75 @@
 //! The brain.db tools: memory_lookup, remember, recall_person, remember_person.
 
 use super::Voice;
-use crate::brain::{clock, NewMemory};
+use crate::brain::{clock, WriteOp};
 use crate::services::dotty_behaviour::{person_review, Review};
 use crate::text::{ellipsize, fts_phrase, strip, take};
 
 const SNIPPET_MAX: usize = 200;
 const FACT_MAX: usize = 300;
 
-pub async fn memory_lookup(v: &Voice, query: &str) -> String {
+// memory_lookup, remember and recall_person answer through `done`, called on a store thread (or
+// at once for an empty argument): see `Voice::start`.
+
+pub fn memory_lookup(v: &Voice, query: &str, done: impl FnOnce(String) + Send + 'static) {
     let q = strip(query);
     if q.is_empty() {
-        return "(empty query)".into();
+        return done("(empty query)".into());
     }
     let phrase = fts_phrase(q);
-    match v.brain.read(move |b| b.lookup(&phrase, 5)).await {
-        Ok(rows) if !rows.is_empty() => rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | "),
-        Ok(_) => "(no memories found)".into(),
-        Err(e) => {
-            e.report("memory_lookup");
-            "(no memories found)".into()
-        }
-    }
+    v.brain.submit_lookup(
+        phrase,
+        5,
+        move |r| {
+            done(match r {
+                Ok(rows) if !rows.is_empty() => rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | "),
+                Ok(_) => "(no memories found)".into(),
+                Err(e) => {
+                    e.report("memory_lookup");
+                    "(no memories found)".into()
+                }
+            })
+        },
+    );
 }
 
-pub async fn remember(v: &Voice, fact: &str) -> String {
+pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'static) {
     let f = strip(fact);
     if f.is_empty() {
-        return "(empty fact)".into();
+        return done("(empty fact)".into());
     }
-    let f = take(f, FACT_MAX).to_string();
-    let ts = clock::now_rfc3339();
-    let row = move |b: &crate::brain::Brain| b.insert(&NewMemory { content: &f, category: "core", namespace: "voice", importance: 0.7 }, &ts);
-    match v.brain.write(row).await {
-        Ok(_) => "(remembered)".into(),
-        Err(e) => {
-            e.report("remember");
-            "(remember failed)".into()
-        }
-    }
+    let op = WriteOp::Insert { content: take(f, FACT_MAX).to_string(), category: "core".into(), namespace: "voice".into(), importance: 0.7, ts: clock::now_rfc3339() };
+    v.brain.submit_write(op, move |r| {
+        done(match r {
+            Ok(_) => "(remembered)".into(),
+            Err(e) => {
+                e.report("remember");
+                "(remember failed)".into()
+            }
+        })
+    });
 }
 
-pub async fn recall_person(v: &Voice, name: &str) -> String {
-    let n = strip(name);
+pub fn recall_person(v: &Voice, name: &str, done: impl FnOnce(String) + Send + 'static) {
+    let n = strip(name).to_string();
     if n.is_empty() {
-        return "(no person specified)".into();
+        return done("(no person specified)".into());
     }
     let id = n.to_lowercase();
     let limit = v.cfg.person_max_facts;
-    let facts = match v.brain.read(move |b| b.person_facts(&id, limit)).await {
-        Ok(rows) => rows.iter().map(|c| strip(c)).filter(|c| !c.is_empty()).map(|c| ellipsize(c, SNIPPET_MAX)).collect::<Vec<_>>(),
-        Err(e) => {
-            e.report("recall_person");
-            Vec::new()
-        }
-    };
-    if facts.is_empty() {
-        format!("(nothing remembered about {n})")
-    } else {
-        facts.join(" | ")
-    }
+    v.brain.submit_read(
+        move |b| b.person_facts(&id, limit),
+        move |r| {
+            let facts = match r {
+                Ok(rows) => rows.iter().map(|c| strip(c)).filter(|c| !c.is_empty()).map(|c| ellipsize(c, SNIPPET_MAX)).collect::<Vec<_>>(),
+                Err(e) => {
+                    e.report("recall_person");
+                    Vec::new()
+                }
+            };
+            done(if facts.is_empty() { format!("(nothing remembered about {n})") } else { facts.join(" | ") })
+        },
+    );
 }
 
 pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
@@ -81,9 +91,8 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
             (format!("person_pending:{id}"), "(saved — a grown-up will check that)".to_string())
         }
     };
-    let ts = clock::now_rfc3339();
-    let row = move |b: &crate::brain::Brain| b.insert(&NewMemory { content: &f, category: "core", namespace: &namespace, importance: 0.7 }, &ts);
-    match v.brain.write(row).await {
+    let op = WriteOp::Insert { content: f, category: "core".into(), namespace, importance: 0.7, ts: clock::now_rfc3339() };
+    match v.brain.write(op).await {
         Ok(_) => reply,
         Err(e) => {
             e.report("remember_person");

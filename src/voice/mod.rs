@@ -36,9 +36,14 @@ impl Voice {
     /// Runs the tool `name`; `None` when no voice tool has that name.
     pub async fn call(&self, name: &str, args: &Value) -> Option<String> {
         Some(match name {
-            "memory_lookup" => memory::memory_lookup(self, &text_arg(args, "query")).await,
-            "remember" => memory::remember(self, &text_arg(args, "fact")).await,
-            "recall_person" => memory::recall_person(self, &text_arg(args, "name")).await,
+            n if is_direct(n) => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                self.start(n, args, move |text| drop(tx.send(text)));
+                // The sender is dropped unanswered only by a panic on the store's thread: passed on
+                // as a panic, which the caller reports as an internal error.
+                #[allow(clippy::expect_used, reason = "re-raises a panic that happened on the store's thread")]
+                rx.await.expect("the brain.db job panicked")
+            }
             "remember_person" => memory::remember_person(self, &text_arg(args, "name"), &text_arg(args, "fact")).await,
             "think_hard" => senses::think_hard(self, &text_arg(args, "question")).await,
             "take_photo" => senses::take_photo(self).await,
@@ -46,6 +51,24 @@ impl Voice {
             _ => return None,
         })
     }
+
+    /// Starts a tool for which [`is_direct`] holds: the arguments are checked here, the work is
+    /// queued for the store's threads, and `done` gets the reply there (or here, at once, for an
+    /// empty argument). Does nothing for another name.
+    pub fn start(&self, name: &str, args: &Value, done: impl FnOnce(String) + Send + 'static) {
+        match name {
+            "memory_lookup" => memory::memory_lookup(self, &text_arg(args, "query"), done),
+            "remember" => memory::remember(self, &text_arg(args, "fact"), done),
+            "recall_person" => memory::recall_person(self, &text_arg(args, "name"), done),
+            _ => {}
+        }
+    }
+}
+
+/// The voice tools that only touch brain.db: answered through a callback from the store's own
+/// threads ([`Voice::start`]), with no future and no tokio in between.
+pub fn is_direct(name: &str) -> bool {
+    matches!(name, "memory_lookup" | "remember" | "recall_person")
 }
 
 /// A text argument as the tools read it: a string as given; a number or boolean as its JSON text

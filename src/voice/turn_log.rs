@@ -5,7 +5,7 @@
 //! spawn. A repeated `agent_end` for the same prompt (pi's auto-retry) never makes a second row: it
 //! rewrites the first one when the answer changed and does nothing when it didn't.
 
-use crate::brain::{clock, Brain, BrainError, NewMemory};
+use crate::brain::{clock, Brain, BrainError, WriteOp};
 use crate::text::{strip, take};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -204,13 +204,12 @@ impl TurnLog {
     async fn attempt(&self, brain: &Arc<Brain>, id: Option<String>, content: &str, ts: &str) -> crate::brain::Result<String> {
         let mut attempt = 1;
         loop {
-            let (c, t, id) = (content.to_string(), ts.to_string(), id.clone());
-            let r = brain
-                .write(move |b| match id {
-                    Some(id) => b.update_content(&id, &c, &t).map(|_| id),
-                    None => b.insert(&NewMemory { content: &c, category: "conversation", namespace: "voice", importance: 0.3 }, &t),
-                })
-                .await;
+            let (content, ts) = (content.to_string(), ts.to_string());
+            let op = match id.clone() {
+                Some(id) => WriteOp::Update { id, content, ts },
+                None => WriteOp::Insert { content, category: "conversation".into(), namespace: "voice".into(), importance: 0.3, ts },
+            };
+            let r = brain.write(op).await;
             match r {
                 Err(e) if e.is_busy() && attempt < WRITE_ATTEMPTS => {
                     crate::diag!("turn log: brain.db busy (attempt {attempt}/{WRITE_ATTEMPTS}), retrying");
