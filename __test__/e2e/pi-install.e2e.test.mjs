@@ -10,7 +10,7 @@
 //   3  the same folder without a binary and without Rust on PATH: the install step and pi's load each
 //      say on stderr what to do, and pi starts.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -51,14 +51,27 @@ async function firstTools(home, env = {}) {
   }
 }
 
-/** A copy of the repository's tracked files (what a git checkout holds), without a binary. */
+/**
+ * A copy of the sources as a git checkout holds them, without a binary. The suite also runs in a copy
+ * of the tree without `.git` (CI), so this walks the tree and leaves out what `.gitignore` keeps out
+ * of a checkout: dependencies, build output, binaries, bench data, packed tarballs.
+ */
 function sourceCopy(name) {
   const dest = path.join(work, name);
-  for (const f of execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean)) {
-    if (!fs.existsSync(path.join(root, f))) continue; // deleted in the worktree, not yet committed
-    fs.mkdirSync(path.dirname(path.join(dest, f)), { recursive: true });
-    fs.copyFileSync(path.join(root, f), path.join(dest, f));
-  }
+  const skipDirs = new Set(['.git', 'node_modules', 'target', '.vitest', 'artifacts']);
+  const skipFile = (f) => f.endsWith('.node') || f.endsWith('.tgz');
+  const walk = (rel) => {
+    for (const e of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const f = path.join(rel, e.name);
+      if (e.isDirectory()) {
+        if (!skipDirs.has(e.name) && f !== path.join('bench', 'data')) walk(f);
+      } else if (e.isFile() && !skipFile(e.name)) {
+        fs.mkdirSync(path.join(dest, rel), { recursive: true });
+        fs.copyFileSync(path.join(root, f), path.join(dest, f));
+      }
+    }
+  };
+  walk('');
   return dest;
 }
 
