@@ -7,10 +7,11 @@
 //   C  `--continue` of B's session: no second wake-up.
 // The bridge's agent dir is pi's (PI_CODING_AGENT_DIR, where pi writes its sessions and the bridge its
 // tool cache and feed state). Tests in this file depend on each other and run in order.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMockModel, lastUserText } from './mock-model.mjs';
+import { lastUserText } from './mock-model.mjs';
+import { piSuiteHooks } from './suite-hooks.mjs';
 import { startPi as startPiOn, ready, root, childPids, TARGETS, nodeBin } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { spawnSync } from 'node:child_process';
@@ -53,11 +54,10 @@ const agentDir = path.join(home, '.pi', 'agent');
 const cacheFile = path.join(agentDir, 'mempalace-tools-cache.json');
 const timings = {};
 
-let mock;
 let pi; // the pi of the current step (closed by the step, or by afterAll on a failure)
 
 const startPalacePi = (extra = {}) => startPi({
-  modelBaseUrl: mock.baseUrl,
+  modelBaseUrl: hooks.mock.baseUrl,
   extensions: [root, RELOAD_EXT, SESSION_EVENTS_EXT],
   env: ENV,
   session: true,
@@ -127,22 +127,12 @@ async function closeTimed(p) {
   return { exit, ms: Math.round(performance.now() - t0) };
 }
 
-beforeAll(async () => {
-  mock = await startMockModel();
-  fs.mkdirSync(project, { recursive: true });
-}, 30_000);
-
-afterAll(async () => {
-  if (pi?.alive) await pi.close(5_000);
-  await mock?.close();
-  console.log(`[palace.e2e timings] ${JSON.stringify(timings)}`);
-  if (!process.env.E2E_KEEP_TMP) fs.rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+const hooks = piSuiteHooks({ dir, project, currentPi: () => pi, report: () => `[palace.e2e timings] ${JSON.stringify(timings)}` });
 
 describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.11.0 over stdio)`, () => {
   it('baseline: pi starts with the bridge off (MEMPALACE_BRIDGE=0): no palace child, no tool cache', async () => {
     for (const key of ['startNoPalaceColdMs', 'startNoPalaceMs']) { // the second start is the warm one
-      const p = await startPi({ modelBaseUrl: mock.baseUrl, env: { ...ENV, MEMPALACE_BRIDGE: '0' }, args: ['--no-builtin-tools'] });
+      const p = await startPi({ modelBaseUrl: hooks.mock.baseUrl, env: { ...ENV, MEMPALACE_BRIDGE: '0' }, args: ['--no-builtin-tools'] });
       try {
         timings[key] = await timedReady(p);
         expect(palaceChildren(p.pid)).toEqual([]);
@@ -159,13 +149,13 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
     timings.firstStartWithPalaceMs = await timedReady(pi);
     expect(fs.realpathSync(`/proc/${pi.pid}/exe`), `pi runs on Node ${T.node}`).toBe(fs.realpathSync(nodeBin(T.node)));
 
-    const n0 = mock.requests.length;
-    mock.enqueue({ text: 'Hello! Noted.' });
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue({ text: 'Hello! Noted.' });
     const t0 = performance.now();
     const turn1 = await pi.prompt(`Please remember this: ${FIRST_PHRASE}.`);
-    timings.firstWakeupLatencyMs = Math.round(mock.requests[n0].receivedAt - t0); // prompt → first model request
+    timings.firstWakeupLatencyMs = Math.round(hooks.mock.requests[n0].receivedAt - t0); // prompt → first model request
     expect(turn1.text).toBe('Hello! Noted.');
-    const first = mock.requests[n0].body;
+    const first = hooks.mock.requests[n0].body;
     timings.firstRequestToolsOnFirstStart = toolNames(first).length; // informative: the handshake may still run
 
     const w = wakeups(first);
@@ -182,9 +172,9 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
     const custom = turn1.events.filter((e) => e.type === 'message_end' && e.message?.role === 'custom');
     expect(custom.map((e) => [e.message.customType, e.message.display])).toEqual([['mempalace-wakeup', false]]);
 
-    mock.enqueue({ text: 'Still here.' });
+    hooks.mock.enqueue({ text: 'Still here.' });
     await pi.prompt('And a second question.');
-    const second = mock.requests[n0 + 1].body;
+    const second = hooks.mock.requests[n0 + 1].body;
     expect(wakeups(second), 'the second prompt adds no wake-up (only the first stays in the history)').toHaveLength(1);
     expect(textOf(wakeups(second)[0])).toBe(text);
     // The only UI requests are the palace's footer status (fire-and-forget setStatus).
@@ -193,38 +183,38 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
   }, 60_000);
 
   it('palace tools are callable by the model: mempalace_diary_write then mempalace_diary_read, the results reach its next requests', async () => {
-    const n0 = mock.requests.length;
-    mock.enqueue(
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue(
       { text: 'Writing my diary. ', toolCalls: [{ id: 'call_dw', name: 'mempalace_diary_write', arguments: { agent_name: AGENT, entry: DIARY_ENTRY, topic: 'e2e' } }] },
       { toolCalls: [{ id: 'call_dr', name: 'mempalace_diary_read', arguments: { agent_name: AGENT } }] },
       { text: 'Diary written and read back.' },
     );
     const turn = await pi.prompt('Write your diary, then read it back.');
     expect(turn.text).toBe('Writing my diary. Diary written and read back.');
-    expect(mock.requests.length - n0).toBe(3);
+    expect(hooks.mock.requests.length - n0).toBe(3);
     expect(turn.toolEnds.map((e) => [e.toolName, e.isError])).toEqual([['mempalace_diary_write', false], ['mempalace_diary_read', false]]);
 
-    const afterWrite = mock.requests[n0 + 1].body.messages.at(-1);
+    const afterWrite = hooks.mock.requests[n0 + 1].body.messages.at(-1);
     expect(afterWrite).toMatchObject({ role: 'tool', tool_call_id: 'call_dw' });
     expect(textOf(afterWrite)).toMatch(/"success":\s*true/);
-    const afterRead = mock.requests[n0 + 2].body.messages.at(-1);
+    const afterRead = hooks.mock.requests[n0 + 2].body.messages.at(-1);
     expect(afterRead).toMatchObject({ role: 'tool', tool_call_id: 'call_dr' });
     expect(textOf(afterRead)).toContain(DIARY_ENTRY);
 
     // By now the background handshake is long done: every palace tool, with the real schema.
-    for (let k = 0; k < 3; k++) expectAllPalaceTools(mock.requests[n0 + k].body, `run A request ${n0 + k}`);
+    for (let k = 0; k < 3; k++) expectAllPalaceTools(hooks.mock.requests[n0 + k].body, `run A request ${n0 + k}`);
     // ...and the cache for the next start has been written.
     const cache = JSON.parse(fs.readFileSync(cacheFile, 'utf8'));
     expect(cache.tools.map((t) => t.name).sort()).toEqual(REF_NAMES);
   }, 60_000);
 
   it('/mempalace-diary release sends the model a user message asking for mempalace_diary_write with the agent name and topic', async () => {
-    const n0 = mock.requests.length;
-    mock.enqueue({ text: 'I will write it.' });
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue({ text: 'I will write it.' });
     const turn = await pi.prompt('/mempalace-diary release');
     expect(turn.text).toBe('I will write it.');
-    expect(mock.requests.length - n0).toBe(1);
-    const body = mock.requests[n0].body;
+    expect(hooks.mock.requests.length - n0).toBe(1);
+    const body = hooks.mock.requests[n0].body;
     const asked = lastUserText(body);
     expect(asked).toContain('`mempalace_diary_write`');
     expect(asked).toContain(`\`agent_name\`: "${AGENT}", \`topic\`: "release"`);
@@ -236,7 +226,7 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
   }, 60_000);
 
   it('closing pi (stdin end) feeds the session: pi exits 0 within the feed timeouts and the last turn is found by mempalace search', async () => {
-    mock.enqueue({ text: `Bye! Our secret words are ${CLOSING_PHRASE}.` });
+    hooks.mock.enqueue({ text: `Bye! Our secret words are ${CLOSING_PHRASE}.` });
     await pi.prompt(`Last thing before I go: remember ${CLOSING_PHRASE}.`);
     const sessionFiles = fs.readdirSync(path.join(agentDir, 'sessions'), { recursive: true }).filter((f) => f.endsWith('.jsonl'));
     expect(sessionFiles, 'pi writes its session under <agentDir>/sessions').toHaveLength(1);
@@ -269,12 +259,12 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
     expect(fs.existsSync(cacheFile)).toBe(true);
     pi = await startPalacePi();
     timings.secondStartWithPalaceMs = await timedReady(pi);
-    const n0 = mock.requests.length;
-    mock.enqueue({ text: 'Good morning.' });
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue({ text: 'Good morning.' });
     const t0 = performance.now();
     await pi.prompt('Good morning!');
-    timings.secondWakeupLatencyMs = Math.round(mock.requests[n0].receivedAt - t0);
-    const first = mock.requests[n0].body;
+    timings.secondWakeupLatencyMs = Math.round(hooks.mock.requests[n0].receivedAt - t0);
+    const first = hooks.mock.requests[n0].body;
     expectAllPalaceTools(first, 'second start, first request');
     const w = wakeups(first);
     expect(w).toHaveLength(1);
@@ -292,17 +282,17 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
     const res = await pi.send({ type: 'prompt', message: '/e2e-reload' }); // answered once the reload is done
     expect(res.success).toBe(true);
 
-    const n0 = mock.requests.length;
-    mock.enqueue(
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue(
       { toolCalls: [{ id: 'call_after_reload', name: 'mempalace_diary_read', arguments: { agent_name: AGENT } }] },
       { text: 'Read it after the reload.' },
     );
     const turn = await pi.prompt('Read your diary again.');
     expect(turn.toolEnds.map((e) => [e.toolName, e.isError])).toEqual([['mempalace_diary_read', false]]);
-    expect(textOf(mock.requests[n0 + 1].body.messages.at(-1))).toContain(DIARY_ENTRY);
+    expect(textOf(hooks.mock.requests[n0 + 1].body.messages.at(-1))).toContain(DIARY_ENTRY);
     // A reload is not a fresh session: no second wake-up in the thread.
-    expect(wakeups(mock.requests[n0].body)).toHaveLength(1);
-    expectAllPalaceTools(mock.requests[n0].body, 'after /reload');
+    expect(wakeups(hooks.mock.requests[n0].body)).toHaveLength(1);
+    expectAllPalaceTools(hooks.mock.requests[n0].body, 'after /reload');
 
     const after = palaceChildren(pi.pid);
     expect(after, 'still exactly the same one MemPalace child').toEqual(before);
@@ -320,10 +310,10 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
   it('resume (--continue): the first request of the resumed session carries NO new wake-up message', async () => {
     pi = await startPalacePi({ args: ['--no-builtin-tools', '--continue'] });
     timings.resumeStartMs = await timedReady(pi);
-    const n0 = mock.requests.length;
-    mock.enqueue({ text: 'Welcome back.' });
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue({ text: 'Welcome back.' });
     await pi.prompt('I am back.');
-    const first = mock.requests[n0].body;
+    const first = hooks.mock.requests[n0].body;
     // The resumed thread is session B's: its own wake-up (from B's first prompt) is in the history...
     expect(first.messages.some((m) => textOf(m) === 'Good morning!'), 'resumed the previous session').toBe(true);
     // pi 0.74.0 reports `--continue` as session_start reason "startup" (not "resume"), with the
@@ -339,21 +329,21 @@ describe(`pi ${T.pi} on Node ${T.node} + the MemPalace bridge (real MemPalace 3.
   it('the wake-up goes only to a run the user started: not a custom-message run, not /mempalace-diary\'s own prompt', async () => {
     pi = await startPalacePi({ session: false, extensions: [root, CUSTOM_MESSAGE_EXT, SESSION_EVENTS_EXT] });
     await timedReady(pi);
-    const n0 = mock.requests.length;
-    mock.enqueue({ text: 'Noted the note.' }, { text: 'I will write it.' }, { text: 'Good evening!' });
+    const n0 = hooks.mock.requests.length;
+    hooks.mock.enqueue({ text: 'Noted the note.' }, { text: 'I will write it.' }, { text: 'Good evening!' });
     await pi.prompt('/e2e-custom'); // an extension's custom message starts the run
-    const custom = mock.requests[n0].body;
+    const custom = hooks.mock.requests[n0].body;
     expect(custom.messages.map(textOf)).toContain('A note from another extension.');
     expect(wakeups(custom), 'no wake-up on a run an extension started').toHaveLength(0);
     await pi.prompt('/mempalace-diary');
-    const diary = mock.requests[n0 + 1].body;
+    const diary = hooks.mock.requests[n0 + 1].body;
     expect(lastUserText(diary)).toContain('`mempalace_diary_write`');
     expect(wakeups(diary), "no wake-up on /mempalace-diary's own prompt").toHaveLength(0);
     await pi.prompt('Good evening.');
-    const user = mock.requests[n0 + 2].body;
+    const user = hooks.mock.requests[n0 + 2].body;
     expect(wakeups(user), "the user's first prompt gets the wake-up").toHaveLength(1);
     expect(textOf(user.messages.at(-1))).toContain(DIARY_ENTRY);
-    expect(mock.requests.length - n0).toBe(3);
+    expect(hooks.mock.requests.length - n0).toBe(3);
     expect(pi.events.filter((e) => e.type === 'extension_error')).toEqual([]);
     expect((await closeTimed(pi)).exit.code).toBe(0);
   }, 120_000);

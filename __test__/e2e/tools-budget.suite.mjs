@@ -8,10 +8,10 @@
 // Measured: the bytes of the request's `tools` array (JSON), and ~tokens as bytes/4 (no tokenizer is
 // installed). The footer status arrives as a fire-and-forget `extension_ui_request` (setStatus) that
 // the harness answers `cancelled` like Dotty's client; no turn waits on it.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startMockModel } from './mock-model.mjs';
+import { piSuiteHooks } from './suite-hooks.mjs';
 import { startPi, ready } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { stdioEnv } from '../helpers/palace.mjs';
@@ -35,9 +35,8 @@ export function toolsBudgetSuite(target) {
   const cacheFile = path.join(home, '.pi', 'agent', 'mempalace-tools-cache.json');
   const figures = {};
 
-  let mock;
   let pi;
-  const start = (env = {}) => startPi({ target, modelBaseUrl: mock.baseUrl, env: { ...ENV, ...env }, session: true, home, cwd: project, args: ['--no-builtin-tools'], timeoutMs: 60_000 });
+  const start = (env = {}) => startPi({ target, modelBaseUrl: hooks.mock.baseUrl, env: { ...ENV, ...env }, session: true, home, cwd: project, args: ['--no-builtin-tools'], timeoutMs: 60_000 });
   const statuses = (p) => p.uiRequests.filter((r) => r.method === 'setStatus' && r.statusKey === 'mempalace').map((r) => r.statusText);
 
   /** One prompt in a fresh pi; the first request body it sends. */
@@ -45,24 +44,14 @@ export function toolsBudgetSuite(target) {
     await ready(p, 60_000);
     // The palace tools are registered from the cache at load; the footer says when the palace is up.
     await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
-    const from = mock.requests.length;
-    mock.enqueue({ text: 'ok' });
+    const from = hooks.mock.requests.length;
+    hooks.mock.enqueue({ text: 'ok' });
     const turn = await p.prompt('hello', { ms: 60_000 });
     expect(turn.text).toBe('ok');
-    return mock.requests[from].body;
+    return hooks.mock.requests[from].body;
   }
 
-  beforeAll(async () => {
-    mock = await startMockModel();
-    fs.mkdirSync(project, { recursive: true });
-  }, 30_000);
-
-  afterAll(async () => {
-    if (pi?.alive) await pi.close(5_000);
-    await mock?.close();
-    console.log(`[tools-budget figures pi ${target}] ${JSON.stringify(figures)}`);
-    if (!process.env.E2E_KEEP_TMP) fs.rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  const hooks = piSuiteHooks({ dir, project, currentPi: () => pi, report: () => `[tools-budget figures pi ${target}] ${JSON.stringify(figures)}` });
 
   describe.sequential(`the tool budget in pi ${target} with the real MemPalace`, () => {
     it('a first start primes the tool cache; the footer goes from connecting to 47 tools; /mempalace status answers', async () => {
