@@ -25,7 +25,10 @@ module.exports = function dottyPiExt(pi) {
   native.palaceTools().then(() => { registerPalace(); showStatus(); }, () => {});
   pi.on('session_start', (event, ctx) => { native.sessionStart(event?.reason ?? 'startup', hasMessages(ctx)); showStatus(ctx); });
   pi.on('agent_settled', () => native.agentSettled());
-  pi.on('before_agent_start', async (event, ctx) => { showStatus(ctx); return (await native.beforeAgentStart(event?.messageType, event?.prompt)) ?? undefined; });
+  pi.on('before_agent_start', async (event, ctx) => {
+    showStatus(ctx);
+    return (await native.beforeAgentStart(event?.messageType, event?.prompt)) ?? undefined;
+  });
   pi.registerCommand('mempalace-diary', {
     description: 'Ask the model to write a MemPalace diary entry for this session',
     handler: async (args) => pi.sendUserMessage(native.palaceDiaryPrompt(args ?? '')),
