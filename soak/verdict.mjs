@@ -61,11 +61,12 @@ export function verdict(cfg, { quick = false } = {}) {
     const off = rssSlope(m.rss, { col: 3, fromS });
     const windowS = m.rss.length ? m.rss[m.rss.length - 1][0] - off.fromS : 0;
     const growthMb = (off.slopeMbPerMin * windowS) / 60;
-    const ok = windowS >= 120 ? !(off.slopeMbPerMin > cfg.rssSlopeMax) : !(growthMb > cfg.rssGrowthMax);
+    // Too few samples after warm-up (a run of a few seconds) give no slope: that is no evidence, not a pass.
+    const ok = Number.isFinite(off.slopeMbPerMin) && (windowS >= 120 ? off.slopeMbPerMin <= cfg.rssSlopeMax : growthMb <= cfg.rssGrowthMax);
     row(half, `RSS after warm-up (${fmt(raw.fromS, 0)} s), raw: slope`, `${fmt(raw.slopeMbPerMin, 2)} MB/min (${fmt(raw.startMb)} -> ${fmt(raw.endMb)} MB, max ${fmt(raw.maxMb)})`);
     // --quick runs last seconds, all of it warm-up (allocator arenas of new threads, the page cache):
     // its memory figures are printed, not judged.
-    row(half, `RSS outside the V8 heap: slope; fitted growth over ${fmt(windowS, 0)} s`, `${fmt(off.slopeMbPerMin, 2)} MB/min; ${fmt(growthMb, 2)} MB (${fmt(off.startMb)} -> ${fmt(off.endMb)} MB)`, quick ? 'not judged (--quick)' : okMark(check(ok, `${half}: native memory grew after warm-up: ${fmt(off.slopeMbPerMin, 2)} MB/min, ${fmt(growthMb, 2)} MB over ${fmt(windowS, 0)} s`)));
+    row(half, `RSS outside the V8 heap: slope; fitted growth over ${fmt(windowS, 0)} s`, `${fmt(off.slopeMbPerMin, 2)} MB/min; ${fmt(growthMb, 2)} MB (${fmt(off.startMb)} -> ${fmt(off.endMb)} MB)`, quick ? 'not judged (--quick)' : okMark(check(ok, Number.isFinite(off.slopeMbPerMin) ? `${half}: native memory grew after warm-up: ${fmt(off.slopeMbPerMin, 2)} MB/min, ${fmt(growthMb, 2)} MB over ${fmt(windowS, 0)} s` : `${half}: too few memory samples after warm-up (${off.samples}) to judge: run more calls (SOAK_REMEMBERS / SOAK_PALACE_CALLS)`)));
     const [w, e] = m.retained;
     const heapGrowth = e && w ? e.heapMb - w.heapMb : NaN;
     row(half, `JS heap retained after a full GC: warm-up (${fmt(w?.at, 0)} s) -> end`, `${fmt(w?.heapMb, 2)} -> ${fmt(e?.heapMb, 2)} MB`, okMark(check(heapGrowth <= 1, `${half}: JS heap retained grew ${fmt(heapGrowth, 2)} MB`)));
