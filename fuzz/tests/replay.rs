@@ -1,16 +1,19 @@
 //! Replays every committed corpus and regression input through its target's check (on stable, no
-//! cargo-fuzz): what the fuzzer once explored stays checked in CI, in a few seconds.
+//! cargo-fuzz): what the fuzzer once explored stays checked in CI, in a few seconds. One test per
+//! target, each listing every input that fails.
 
+use dotty_pi_ext_fuzz::TARGETS;
 use std::path::Path;
 
-/// Runs every input of `name`; returns how many ran and the failures (file: panic message).
-fn replay(name: &str, check: fn(&[u8])) -> (usize, Vec<String>) {
+/// Runs every input of `name` (`corpus/<name>/`, `regressions/<name>/`) through its check.
+fn replay(name: &str) {
+    let (_, check) = TARGETS.iter().find(|(t, _)| *t == name).expect("a target of that name");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let t0 = std::time::Instant::now();
     let mut n = 0;
     let mut failed = Vec::new();
     for kind in ["corpus", "regressions"] {
-        let dir = root.join(kind).join(name);
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(root.join(kind).join(name)) else { continue };
         let mut files: Vec<_> = entries.map(|e| e.expect("a directory entry").path()).filter(|p| p.is_file()).collect();
         files.sort();
         for f in files {
@@ -21,25 +24,35 @@ fn replay(name: &str, check: fn(&[u8])) -> (usize, Vec<String>) {
             n += 1;
         }
     }
-    (n, failed)
+    eprintln!("{name}: {n} inputs replayed in {:.1?}", t0.elapsed());
+    assert!(n > 0, "no corpus for {name}");
+    assert!(failed.is_empty(), "{} inputs failed:\n{}", failed.len(), failed.join("\n"));
 }
 
 fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {
     e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }
 
-#[test]
-fn every_target_has_a_corpus_and_it_passes() {
-    let mut failed = Vec::new();
-    for (name, check) in dotty_pi_ext_fuzz::TARGETS {
-        let t0 = std::time::Instant::now();
-        let (n, f) = replay(name, *check);
-        assert!(n > 0, "no corpus for {name}");
-        eprintln!("{name}: {n} inputs replayed in {:.1?}, {} failed", t0.elapsed(), f.len());
-        failed.extend(f);
-    }
-    assert!(failed.is_empty(), "{} inputs failed:\n{}", failed.len(), failed.join("\n"));
+macro_rules! replay_each {
+    ($($target:ident),*) => {
+        $(
+            #[test]
+            fn $target() {
+                replay(stringify!($target));
+            }
+        )*
+
+        #[test]
+        fn every_target_is_replayed() {
+            let replayed = [$(stringify!($target)),*];
+            for (t, _) in TARGETS {
+                assert!(replayed.contains(t), "no replay test for {t}");
+            }
+        }
+    };
 }
+
+replay_each!(fts_phrase, text, jsonrpc, sse, session_jsonl, tools, turn_text, songs);
 
 #[test]
 fn is_py_space_is_python_isspace_on_every_codepoint() {
