@@ -50,6 +50,7 @@ function vitestRun(name, config) {
 }
 
 run('rust core', 'cargo', ['test', '--no-default-features'], cargoCounts);
+run('fuzz corpus replay', 'cargo', ['test', '--manifest-path', 'fuzz/Cargo.toml'], cargoCounts);
 vitestRun('contract tests', 'vitest.config.mjs');
 if (fs.existsSync(path.join(root, 'vitest.e2e.config.mjs'))) vitestRun('end-to-end tests', 'vitest.e2e.config.mjs');
 

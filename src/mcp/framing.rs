@@ -31,6 +31,9 @@ pub struct IdScan {
     pub has_outcome: bool,
 }
 
+/// The longest id value (its raw bytes, spaces around it included) the scan reads.
+const MAX_ID_BYTES: usize = 128;
+
 impl IdScan {
     /// Ready for the next message.
     pub fn reset(&mut self) {
@@ -67,12 +70,14 @@ impl IdScan {
     fn byte(&mut self, b: u8) {
         if let Some(raw) = self.id_raw.as_mut() {
             let ends = !self.in_str && self.depth == 1 && (b == b',' || b == b'}');
-            if !ends && raw.len() < 128 {
+            // One byte past the limit is kept to know the value was cut: a cut value is no id (the
+            // first 128 bytes of `   ...  12` or of a long number may read as another number).
+            if !ends && raw.len() <= MAX_ID_BYTES {
                 raw.push(b);
             }
             if ends {
                 let raw = self.id_raw.take().unwrap_or_default();
-                self.id = serde_json::from_slice(&raw).ok();
+                self.id = if raw.len() > MAX_ID_BYTES { None } else { serde_json::from_slice(&raw).ok() };
             }
         }
         if self.in_str {
@@ -196,14 +201,22 @@ fn strip_cr(buf: &mut Vec<u8>) {
 }
 
 /// An incremental Server-Sent Events parser: feed bytes, get the `data` of each complete event.
-/// Only `data:` matters for MCP (`event`, `id`, `retry` and comments are ignored).
+/// Only `data:` matters for MCP (`event`, `id`, `retry` and comments are ignored). Lines end at
+/// CRLF, LF or a lone CR, and one BOM at the start of the stream is dropped, as the event-stream
+/// format says (found by fuzz/: a lone CR was kept in the line, and a BOM hid the first field).
 #[derive(Default)]
 pub struct SseParser {
     line: Vec<u8>,
     data: Vec<u8>,
     has_data: bool,
     cap: usize,
+    /// The last byte ended a line with CR: a LF right after it belongs to the same line end.
+    after_cr: bool,
+    /// The first line is over (or is known not to start with a BOM).
+    started: bool,
 }
+
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 impl SseParser {
     pub fn new(cap: usize) -> Self {
@@ -215,14 +228,22 @@ impl SseParser {
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<String>, String> {
         let mut out = Vec::new();
         for &b in chunk {
-            if b == b'\n' {
-                let mut line = std::mem::take(&mut self.line);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
+            if std::mem::take(&mut self.after_cr) && b == b'\n' {
+                continue;
+            }
+            if b == b'\n' || b == b'\r' {
+                self.after_cr = b == b'\r';
+                self.started = true;
+                let line = std::mem::take(&mut self.line);
                 self.on_line(&line, &mut out);
             } else {
                 self.line.push(b);
+                if !self.started && !BOM.starts_with(&self.line) {
+                    self.started = true;
+                } else if !self.started && self.line == BOM {
+                    self.started = true;
+                    self.line.clear();
+                }
                 if self.line.len() + self.data.len() > self.cap {
                     return Err(format!("an SSE event is larger than {} bytes", self.cap));
                 }
@@ -293,6 +314,11 @@ mod tests {
         assert_eq!(scan(r#"{"jsonrpc":"2.0","result":[1,{"id":3}]}"#).id, None);
         assert_eq!(scan(r#"{"a\\":"id","b":"\"id\":4","id":5}"#).id, Some(json!(5)), "escapes");
         assert_eq!(scan(r#"[{"id":5}]"#).id, None, "a batch is not one reply");
+        // Found by fuzz/ (jsonrpc): an id value longer than the scan reads was cut to a number.
+        let spaced = format!(r#"{{"id":{}1234567,"result":1}}"#, " ".repeat(124));
+        assert_eq!(scan(&spaced).id, None, "cut: not 1234");
+        let spaced = format!(r#"{{"id":{}1234,"result":1}}"#, " ".repeat(124));
+        assert_eq!(scan(&spaced).id, Some(json!(1234)), "exactly 128 bytes");
     }
 
     #[tokio::test]
@@ -331,5 +357,21 @@ mod tests {
         assert_eq!(got, ["{\"a\":\n1}", "x", "tail"]);
         let mut small = SseParser::new(4);
         assert!(small.feed(b"data: 123456\n").is_err());
+    }
+
+    /// Found by fuzz/ (sse): lone-CR line ends and a leading BOM, in any chunking.
+    #[test]
+    fn sse_line_ends_and_bom() {
+        let stream = b"\xef\xbb\xbfdata: a\rdata: b\r\rdata: c\r\n\r\ndata: d\n\n\xef\xbb\xbfdata: e\n\n";
+        for size in [1, 2, 3, stream.len()] {
+            let mut p = SseParser::new(1 << 20);
+            let mut got = Vec::new();
+            for chunk in stream.chunks(size) {
+                got.extend(p.feed(chunk).unwrap());
+            }
+            got.extend(p.finish());
+            // Only the stream's first BOM is dropped: a later one makes its line another field.
+            assert_eq!(got, ["a\nb", "c", "d"], "chunks of {size}");
+        }
     }
 }

@@ -70,7 +70,7 @@ const MAX_LISTED_TOOLS: usize = 1024;
 /// One entry of a `tools/list` page, taken as it is: an entry without a string name gets the
 /// empty name, so `palace::tools` counts it with the other refused tools (one stderr line per
 /// handshake, not one per entry). A missing `inputSchema` is the empty object schema.
-fn parse_tool(mut t: Value) -> ToolInfo {
+pub fn parse_tool(mut t: Value) -> ToolInfo {
     let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let description = t.get("description").and_then(Value::as_str).map(String::from);
     let input_schema = match t.get_mut("inputSchema").map(Value::take) {

@@ -72,22 +72,55 @@ pub enum Incoming {
 
 /// The envelope, parsed typed: only what routing needs is kept, `params` of a server request are
 /// skipped without being built, and the `result` becomes a `Value` once, directly from the bytes
-/// (no intermediate `Value` of the whole message to pick apart and copy).
-#[derive(Deserialize)]
+/// (no intermediate `Value` of the whole message to pick apart and copy). Only a JSON object is an
+/// envelope: a derived `Deserialize` would also take an array of the fields in order (found by
+/// fuzz/: `[null, "ping"]` was a `ping` notification).
 struct Envelope {
-    #[serde(default)]
     id: Option<Value>,
-    #[serde(default)]
     method: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    /// `Some` for any value, `null` included: a `"result": null` is still a result.
     result: Option<Value>,
-    #[serde(default)]
     error: Option<Value>,
 }
 
-/// `Some` for any value, `null` included: a `"result": null` is still a result.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Envelope;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Envelope, A::Error> {
+                let mut env = Envelope { id: None, method: None, result: None, error: None };
+                let mut seen = [false; 4];
+                while let Some(key) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match key.as_ref() {
+                        "id" => 0,
+                        "method" => 1,
+                        "result" => 2,
+                        "error" => 3,
+                        _ => {
+                            m.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    // A repeated key is ambiguous (which one counts?): not a message.
+                    if std::mem::replace(&mut seen[slot], true) {
+                        return Err(serde::de::Error::custom(format_args!("duplicate field `{key}`")));
+                    }
+                    match slot {
+                        0 => env.id = m.next_value()?,
+                        1 => env.method = m.next_value()?,
+                        2 => env.result = Some(m.next_value()?),
+                        _ => env.error = m.next_value()?,
+                    }
+                }
+                Ok(env)
+            }
+        }
+        d.deserialize_map(Fields)
+    }
 }
 
 /// Parses and classifies one message (a stdio line, an SSE event, one element of an HTTP body).
@@ -157,5 +190,12 @@ mod tests {
         let batch = parse_body(br#" [{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","id":7,"result":1}]"#).unwrap();
         assert_eq!(batch[1], Incoming::Response { id: 7, outcome: Ok(json!(1)) });
         assert!(parse_body(b"nope").is_err());
+        // Found by fuzz/ (jsonrpc): an array is not a message, whatever its elements.
+        assert!(matches!(parse(br#"[null, "ping"]"#), Incoming::Invalid(_)));
+        assert!(matches!(parse(br#"[7, null, {"a": 1}]"#), Incoming::Invalid(_)));
+        assert!(parse_body(br#"[[null, "ping"]]"#).is_err());
+        assert!(matches!(parse(br#"{"id": 1, "id": 2, "result": 1}"#), Incoming::Invalid(_)), "a duplicate key");
+        // Escaped keys are the same keys.
+        assert_eq!(parse(br#"{"\u0069d": 5, "result": 1}"#), Incoming::Response { id: 5, outcome: Ok(json!(1)) });
     }
 }

@@ -37,7 +37,9 @@ mod child;
 pub mod client;
 pub mod config;
 pub mod error;
-mod framing;
+/// Public for `fuzz/` (the line reader and the SSE parser are fuzzed); the client is the API.
+#[doc(hidden)]
+pub mod framing;
 mod handshake;
 mod http;
 pub mod jsonrpc;
@@ -49,3 +51,6 @@ pub use client::{CallResult, McpClient, McpStats, ToolInfo};
 pub use config::McpConfig;
 pub use error::McpError;
 pub use jsonrpc::{KNOWN_PROTOCOL_VERSIONS, PROTOCOL_VERSION};
+/// Public for `fuzz/`: how one `tools/list` entry is read.
+#[doc(hidden)]
+pub use handshake::parse_tool;

@@ -39,8 +39,9 @@ pub fn passes_quality_gate(content: &[u8]) -> bool {
     }
     let (mut user, mut assistant) = (false, false);
     for line in lines {
-        // Cheap pre-filter: only message entries matter.
-        if !contains(line, b"\"message\"") {
+        // Cheap pre-filter: only message entries matter (a line with `\u` escapes may spell
+        // "message" in them: it is parsed).
+        if !contains(line, b"\"message\"") && !contains(line, b"\\u") {
             continue;
         }
         let Ok(entry) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
@@ -287,6 +288,14 @@ mod tests {
         );
         assert!(passes_quality_gate(s.as_bytes()));
         assert!(!passes_quality_gate(b""));
+        // Found by the fuzz/ model (session_jsonl): a message entry spelled with escapes is one.
+        let escaped = format!(
+            "{}\n{}\n{}\n",
+            r#"{"type":"session","version":3}"#,
+            r#"{"type":"m\u0065ssage","m\u0065ssage":{"role":"user","content":"hi"}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":"hello"}}"#
+        );
+        assert!(passes_quality_gate(escaped.as_bytes()));
         assert!(!passes_quality_gate(&[0xff, 0x00, b'\n']));
     }
 

@@ -111,10 +111,11 @@ pub fn admit(list: Vec<ToolInfo>) -> Admitted {
         if why.is_none() && !seen.insert(tool.name.clone()) {
             why = Some(Why::Duplicate);
         }
+        let mut cut = false;
         if why.is_none() {
             if let Some(d) = tool.description.as_mut().filter(|d| d.len() > MAX_DESCRIPTION_BYTES) {
                 d.truncate(floor_char_boundary(d, MAX_DESCRIPTION_BYTES));
-                out.cut += 1;
+                cut = true;
             }
             let size = tool.name.len() + tool.description.as_ref().map_or(0, String::len) + serialized_len(&tool.input_schema, usize::MAX);
             if out.tools.len() >= MAX_TOOLS {
@@ -127,7 +128,11 @@ pub fn admit(list: Vec<ToolInfo>) -> Admitted {
         }
         match why {
             Some(why) => out.refused.push(Refused { name: std::mem::take(&mut tool.name), why }),
-            None => out.tools.push(tool),
+            None => {
+                // Counted only for a tool taken: one dropped past the limits is not "cut".
+                out.cut += usize::from(cut);
+                out.tools.push(tool);
+            }
         }
     }
     out
@@ -307,11 +312,16 @@ mod tests {
         assert!(t0.elapsed() < std::time::Duration::from_millis(500), "stops counting at the limit");
     }
 
+    /// A tool whose description is 32 KiB of 2-byte chars.
+    fn long_described(name: &str) -> ToolInfo {
+        let mut long = ok(name);
+        long.description = Some("é".repeat(MAX_DESCRIPTION_BYTES));
+        long
+    }
+
     #[test]
     fn admit_keeps_order_cuts_descriptions_and_limits() {
-        let mut long = ok("long");
-        long.description = Some("é".repeat(MAX_DESCRIPTION_BYTES)); // 32 KiB of 2-byte chars
-        let list = vec![ok("one"), ok("bash"), long, ok("one"), ok("has space"), tool("nope", json!([1]))];
+        let list = vec![ok("one"), ok("bash"), long_described("long"), ok("one"), ok("has space"), tool("nope", json!([1]))];
         let a = admit(list);
         assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["one", "long"]);
         let d = a.tools[1].description.as_deref().unwrap();
@@ -334,6 +344,13 @@ mod tests {
         let a = admit(heavy);
         assert_eq!(a.tools.len(), 16);
         assert_eq!(a.refused.first().map(|r| (r.name.as_str(), r.why)), Some(("h16", Why::OverBudget)));
+
+        // Found by fuzz/ (tools): a long description of a tool dropped past the limits was
+        // counted as cut though no tool taken has it.
+        let mut past: Vec<ToolInfo> = (0..MAX_TOOLS).map(|i| ok(&format!("t{i}"))).collect();
+        past.push(long_described("late"));
+        let a = admit(past);
+        assert_eq!((a.tools.len(), a.cut, a.refused.len()), (MAX_TOOLS, 0, 1));
     }
 
     #[test]
