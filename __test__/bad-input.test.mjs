@@ -93,6 +93,9 @@ describe('bad input', () => {
 
   it('finds text with NUL bytes and keeps answering after all of it', async () => {
     expect(await ext.text('memory_lookup', { query: 'NUL' })).toBe('a NUL\u0000inside');
+    // A NUL in the query: FTS5 refuses the phrase ("unterminated string"); the contract's reply to a
+    // database error, the same as the production extension's (better-sqlite3 raises that error too).
+    expect(await ext.text('memory_lookup', { query: 'NUL\u0000inside' })).toBe('(no memories found)');
     expect(await ext.text('take_photo', {})).toBe('a room');
   });
 });

@@ -36,11 +36,12 @@ pub fn len(s: &str) -> usize {
 }
 
 /// An FTS5 phrase that matches `q` literally: wrapped in double quotes with inner quotes doubled,
-/// so no user text can become an FTS operator (`AND`, `NEAR`, `*`, `:`, parentheses...). A NUL
-/// becomes a space: FTS5 reads the query only up to a NUL (the phrase would be "unterminated"),
-/// while the tokenizer takes a NUL in a row as a separator, as it takes a space.
+/// so no user text can become an FTS operator (`AND`, `NEAR`, `*`, `:`, parentheses...). A NUL is
+/// kept: FTS5 reads the query only up to it and refuses the phrase ("unterminated string"), which
+/// the contract answers with `(no memories found)`, byte for byte what the production extension
+/// (better-sqlite3, the same SQLite error) answers.
 pub fn fts_phrase(q: &str) -> String {
-    format!("\"{}\"", q.replace('"', "\"\"").replace('\0', " "))
+    format!("\"{}\"", q.replace('"', "\"\""))
 }
 
 /// `name` minus its extension: the text before the last `.` (the whole name when there is none).
@@ -91,8 +92,8 @@ mod tests {
     fn fts_phrase_doubles_quotes() {
         assert_eq!(fts_phrase("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(fts_phrase("a OR b*"), "\"a OR b*\"");
-        // Found by fuzz/ (fts_phrase): a NUL ended the query inside the phrase.
-        assert_eq!(fts_phrase("a\0b"), "\"a b\"");
+        // A NUL stays (FTS5 refuses the phrase, and the reply is the contract's `(no memories found)`).
+        assert_eq!(fts_phrase("a\0b"), "\"a\0b\"");
     }
 
     #[test]
