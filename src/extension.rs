@@ -419,7 +419,7 @@ impl Extension {
 async fn call_voice(voice: &Voice, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<Reply, Error> {
     use futures_util::FutureExt;
     // A panic inside a tool becomes an error here instead of taking pi down. Cancelling drops the
-    // call: an HTTP request is aborted; a store write already queued for the writer thread still lands.
+    // call: an HTTP request is aborted; a store write already queued for the writer threads still lands.
     let call = std::panic::AssertUnwindSafe(voice.call(name, &args)).catch_unwind();
     let outcome = match cancelled {
         None => call.await,

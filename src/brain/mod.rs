@@ -1,12 +1,15 @@
 //! brain.db, Dotty's SQLite memory store: opened once per process, read and appended to, never migrated.
 //!
-//! - Reads run on a few reader threads of the store's own, each on a pooled read connection; writes
-//!   run on one writer thread with the one write connection, so this process has exactly one
-//!   writer and (with WAL) readers never wait for it. Work reaches them over channels and answers
-//!   through a callback: a tool call goes JS thread → store thread → JS thread, with no tokio
-//!   worker or blocking pool in between (measured in bench/: those hops cost ~60 µs a call).
-//! - The writer commits whatever is queued when it wakes in one transaction (group commit); a lone
-//!   write is committed at once, and no write is acknowledged before its COMMIT returned.
+//! - Reads run on the store's own reader threads, each on a pooled read connection; writes run on
+//!   its writer threads, one at a time on the one write connection, so this process has exactly
+//!   one writer and (with WAL) readers never wait for it. One reader and one writer per core, kept
+//!   on their cores where the machine allows (src/brain/lanes.rs: a call goes to the thread on the
+//!   caller's core). Work reaches them through a queue and answers through a callback: a tool call
+//!   goes JS thread → store thread → JS thread, with no tokio worker or blocking pool in between
+//!   (measured in bench/: those hops cost ~60 µs a call).
+//! - A writer commits whatever is queued when it takes the write connection in one transaction
+//!   (group commit); a lone write is committed at once, and no write is acknowledged before its
+//!   COMMIT returned.
 //! - The plain methods here (`lookup`, `insert`, ...) block: they run on those threads (or in tests),
 //!   never on the JS thread and never on a tokio worker.
 //! - Other processes write the same file; `busy_timeout` (5 s) makes a write that meets their lock
@@ -102,7 +105,7 @@ pub struct NewMemory<'a> {
     pub importance: f64,
 }
 
-/// One write for the writer thread; its result is the row's id.
+/// One write for a writer thread; its result is the row's id.
 #[derive(Debug, Clone)]
 pub enum WriteOp {
     /// Appends a row (see [`Brain::insert`]).
@@ -240,7 +243,7 @@ pub struct BrainStats {
     pub writer_opens: AtomicUsize,
     pub reader_opens: AtomicUsize,
     pub files_created: AtomicUsize,
-    /// Transactions the writer thread committed for two or more writes at once.
+    /// Transactions the writer threads committed for two or more writes at once.
     pub write_groups: AtomicUsize,
 }
 
@@ -252,8 +255,8 @@ pub struct Brain {
     // just long enough to pop or push a connection.
     readers: Mutex<Vec<(Connection, u64)>>, // each tagged with its file's generation (see `opened`)
     writer: Mutex<Option<Connection>>,
-    // The reader threads and the writer thread, started on first use. Writes have their own
-    // thread so that writes queued behind another process's lock never hold up reads.
+    // The reader and writer threads, started on first use. Writes have threads of their own so
+    // that writes queued behind another process's lock never hold up reads.
     lanes: Lanes,
     // Which file the open connections are on. Lock order: writer, then opened, then readers.
     opened: Mutex<Opened>,
@@ -289,11 +292,17 @@ impl Brain {
 
     /// Runs a read (`lookup`, `person_facts`) on a reader thread and hands its result to `done`
     /// there. Returns at once: this is how a tool call reaches SQLite from the JS thread.
-    pub fn submit_read<T: 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static, done: impl FnOnce(Result<T>) + Send + 'static) {
-        self.lanes.read(self, Box::new(move |brain: Option<&Brain>| done(brain.ok_or_else(lanes::closed).and_then(f))));
+    pub fn submit_read<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static, done: impl FnOnce(Result<T>) + Send + 'static) {
+        self.lanes.read(
+            self,
+            Box::new(move |brain: Option<&Brain>| {
+                let r = brain.ok_or_else(lanes::closed).and_then(f);
+                Box::new(move || done(r)) as lanes::Deliver
+            }),
+        );
     }
 
-    /// Queues a write for the writer thread; `done` gets the row's id there once the transaction
+    /// Queues a write for the writer threads; `done` gets the row's id there once the transaction
     /// holding it has committed (or the write's error). Returns at once.
     pub fn submit_write(self: &Arc<Self>, op: WriteOp, done: impl FnOnce(Result<String>) + Send + 'static) {
         self.lanes.write(self, WriteJob { op, done: Box::new(done) });
@@ -379,7 +388,7 @@ impl Brain {
     /// merged (each range's best rows, then the best of those by rank and rowid: the same rows
     /// in the same order as one search, since the contract's order is rank, then rowid).
     pub fn submit_lookup(self: &Arc<Self>, fts_phrase: String, limit: u32, done: impl FnOnce(Result<Vec<String>>) + Send + 'static) {
-        let ranges = split(self.rows_seen.load(Ordering::Relaxed), self.lanes.readers(), self.split_rows);
+        let ranges = split(self.rows_seen.load(Ordering::Relaxed), self.lanes.spare_readers(), self.split_rows);
         if let [range] = ranges[..] {
             return self.submit_read(move |b| b.lookup_range(&fts_phrase, range, limit), move |r| done(r.map(|hits| hits.into_iter().map(|h| h.content).collect())));
         }

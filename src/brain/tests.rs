@@ -395,3 +395,49 @@ fn queued_writes_commit_together_and_each_is_acknowledged_after_its_commit() {
     // In submission order.
     assert_eq!(contents(&p).last().unwrap(), "queued 20");
 }
+
+#[test]
+fn a_job_goes_to_the_member_on_the_callers_core_when_idle_or_finishing_else_the_first_idle_one() {
+    use lanes::{choose, Choice::*};
+    const ANY: usize = usize::MAX;
+    let cores = || [0, 1, 2, 3].into_iter();
+    assert_eq!(choose(0b1111, 0, cores(), 2), Wake(2));
+    assert_eq!(choose(0b1011, 0, cores(), 2), Wake(0), "the member on core 2 is busy");
+    assert_eq!(choose(0b1011, 0b0100, cores(), 2), Claim(2), "answering its last job: it takes this one next, unwoken");
+    assert_eq!(choose(0b0001, 0b0100, cores(), 1), Wake(0), "finishing elsewhere doesn't count");
+    assert_eq!(choose(0b1000, 0, cores(), 0), Wake(3));
+    assert_eq!(choose(0, 0b0010, cores(), 3), Nobody, "all busy: the first to finish takes it");
+    assert_eq!(choose(0b11, 0, [ANY, ANY].into_iter(), ANY), Wake(0), "members that float");
+    assert_eq!(choose(0b10, 0b01, [ANY, ANY].into_iter(), 5), Wake(1));
+}
+
+#[test]
+fn writes_from_many_threads_all_land_each_thread_in_its_own_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    let b = Arc::new(b);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (b, tx) = (b.clone(), tx.clone());
+            s.spawn(move || {
+                for i in 0..50 {
+                    let tx = tx.clone();
+                    b.submit_write(op(&format!("t{t} {i:02}")), move |r| tx.send(r.map(|_| ()).map_err(|e| e.to_string())).unwrap());
+                }
+            });
+        }
+    });
+    drop(tx);
+    let acks: Vec<_> = rx.iter().collect();
+    assert_eq!(acks.len(), 200);
+    assert!(acks.iter().all(|a| a.is_ok()), "{acks:?}");
+    let rows = contents(&p);
+    assert_eq!(rows.len(), 200);
+    for t in 0..4 {
+        let mine: Vec<&String> = rows.iter().filter(|c| c.starts_with(&format!("t{t} "))).collect();
+        let mut sorted = mine.clone();
+        sorted.sort();
+        assert_eq!(mine, sorted, "thread {t}'s writes committed out of the order it queued them");
+    }
+}
