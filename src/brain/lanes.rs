@@ -9,8 +9,8 @@
 //!
 //! Why one member per core, each kept on its core: a wake-up that crosses cores is what a call
 //! from JS mostly pays for. On the bench VM a hand-off to a thread on another (idle) core and back
-//! costs ~40 µs, to a thread on the caller's own core ~6 µs: the caller is about to wait anyway, so
-//! the woken thread simply runs in its place (`pingpong` in bench/README.md). A job therefore wakes
+//! costs ~50–60 µs more than the work, to a thread on the caller's own core ~10 µs: the caller is
+//! about to wait anyway, so the woken thread simply runs in its place (bench/handoff.rs). A job therefore wakes
 //! the idle member that lives on the caller's core, or failing that any idle member; members on the
 //! other cores are what lets calls in flight run side by side. Members are kept on their cores only
 //! where there is one for every core the process may use (2 to [`MAX_READERS`] cores: the Pi, the
@@ -52,9 +52,6 @@ const ANY_CPU: usize = usize::MAX;
 struct Crew<J> {
     state: Mutex<CrewState<J>>,
     members: Vec<Member>,
-    /// Writers only: held from taking a group off the queue until its COMMIT returned, so that
-    /// groups commit in the order their writes were queued.
-    seat: Mutex<()>,
 }
 
 struct CrewState<J> {
@@ -75,7 +72,6 @@ impl<J> Crew<J> {
         Crew {
             state: Mutex::new(CrewState { jobs: VecDeque::new(), idle: 0, finishing: 0, closed: false, alive: 0 }),
             members: cpus.iter().map(|&cpu| Member { wake: Condvar::new(), cpu: AtomicUsize::new(cpu) }).collect(),
-            seat: Mutex::new(()),
         }
     }
 
@@ -110,25 +106,6 @@ impl<J> Crew<J> {
         lock(&self.state).finishing |= 1 << i;
     }
 
-    /// Waits until there is work for member `i`, then takes up to `max` jobs (or, with a seat,
-    /// whatever the seat's holder left). Returns `None` once the crew is closed and drained.
-    fn next(&self, i: usize, max: usize) -> Option<Vec<J>> {
-        let mut s = lock(&self.state);
-        loop {
-            s.idle &= !(1 << i);
-            s.finishing &= !(1 << i);
-            if !s.jobs.is_empty() {
-                let n = max.min(s.jobs.len());
-                return Some(s.jobs.drain(..n).collect());
-            }
-            if s.closed {
-                return None;
-            }
-            s.idle |= 1 << i;
-            s = self.members[i].wake.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
     /// Waits until there is work for member `i`; `false` once the crew is closed and drained.
     fn wait_for_work(&self, i: usize) -> bool {
         let mut s = lock(&self.state);
@@ -146,6 +123,7 @@ impl<J> Crew<J> {
         }
     }
 
+    /// Up to `max` of the queued jobs, oldest first (none when another member took them).
     fn take(&self, max: usize) -> Vec<J> {
         let mut s = lock(&self.state);
         let n = max.min(s.jobs.len());
@@ -156,7 +134,6 @@ impl<J> Crew<J> {
         let s = lock(&self.state);
         (s.idle | s.finishing).count_ones() as usize
     }
-
 
     fn close(&self) {
         lock(&self.state).closed = true;
@@ -291,8 +268,8 @@ fn placement() -> Vec<usize> {
 
 fn start_readers(brain: Weak<Brain>) -> Option<Arc<Crew<ReadJob>>> {
     Arc::new(Crew::new(&placement())).start("brain-read", move |crew: &Crew<ReadJob>, i| {
-        while let Some(jobs) = crew.next(i, 1) {
-            for job in jobs {
+        while crew.wait_for_work(i) {
+            for job in crew.take(1) {
                 let b = brain.upgrade();
                 if let Some(deliver) = caught("a read", || job(b.as_deref())) {
                     drop(b);
@@ -305,11 +282,14 @@ fn start_readers(brain: Weak<Brain>) -> Option<Arc<Crew<ReadJob>>> {
 }
 
 fn start_writers(brain: Weak<Brain>) -> Option<Arc<Crew<WriteJob>>> {
+    // Held from taking a group off the queue until its COMMIT returned: one writer at a time, and
+    // groups commit in the order their writes were queued.
+    let seat = Arc::new(Mutex::new(()));
     Arc::new(Crew::new(&placement())).start("brain-write", move |crew: &Crew<WriteJob>, i| {
         while crew.wait_for_work(i) {
             // Whatever is queued once the seat is ours goes into one transaction (a lone write
             // doesn't wait for company); another writer may have taken it all meanwhile.
-            let seat = lock(&crew.seat);
+            let held = lock(&seat);
             let group = crew.take(MAX_GROUP);
             if group.is_empty() {
                 continue;
@@ -322,7 +302,7 @@ fn start_writers(brain: Weak<Brain>) -> Option<Arc<Crew<WriteJob>>> {
                 }
                 out
             });
-            drop(seat);
+            drop(held);
             crew.finishing(i);
             match results {
                 Some(results) => dones.into_iter().zip(results).for_each(|(done, r)| done(r)),
