@@ -24,11 +24,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const CONTRACT: &str = "SELECT m.rowid, rank, m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
+const CONTRACT: &str =
+    "SELECT m.rowid, rank, m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
                         WHERE memories_fts MATCH ?1 AND m.namespace NOT LIKE 'person_pending:%' ORDER BY rank LIMIT ?2";
 
 fn queries() -> Vec<String> {
-    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gen-brain.mjs")).unwrap_or_default();
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gen-brain.mjs")).unwrap_or_default();
     let Some(start) = src.find("export const QUERIES = [") else { return Vec::new() };
     let list = &src[start..];
     let list = &list[..list.find("];").unwrap_or(list.len())];
@@ -72,7 +74,10 @@ type Row = (i64, f64, String);
 
 fn contract_rows(c: &Connection, phrase: &str) -> Vec<Row> {
     let mut st = c.prepare_cached(CONTRACT).expect("prepare");
-    st.query_map(params![phrase, 5], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("query").map(|r| r.expect("row")).collect()
+    st.query_map(params![phrase, 5], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect()
 }
 
 fn split_lookup(b: &Arc<Brain>, phrase: &str) -> Vec<String> {
@@ -84,7 +89,8 @@ fn split_lookup(b: &Arc<Brain>, phrase: &str) -> Vec<String> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let json = args.iter().any(|a| a == "--json");
-    let n: usize = args.iter().position(|a| a == "--n").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let n: usize =
+        args.iter().position(|a| a == "--n").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(1000);
     let files: Vec<PathBuf> = args.iter().filter(|a| a.ends_with(".db")).map(PathBuf::from).collect();
     let phrases: Vec<String> = queries().iter().map(|q| fts_phrase(strip(q))).collect();
     if files.is_empty() || phrases.is_empty() {
@@ -104,14 +110,20 @@ fn main() {
         let mut differ = Vec::new();
         for p in &phrases {
             let want = contract_rows(&c, p);
-            let got: Vec<Row> = brain.lookup_range(p, (i64::MIN, i64::MAX), 5).expect("lookup").into_iter().map(|h| (h.rowid, h.rank, h.content)).collect();
+            let got: Vec<Row> = brain
+                .lookup_range(p, (i64::MIN, i64::MAX), 5)
+                .expect("lookup")
+                .into_iter()
+                .map(|h| (h.rowid, h.rank, h.content))
+                .collect();
             let split = split_lookup(&brain, p);
             let want_text: Vec<String> = want.iter().map(|r| r.2.clone()).collect();
             if got != want || split != want_text {
                 differ.push(p.clone());
             }
         }
-        let ties: usize = phrases.iter().map(|p| contract_rows(&c, p).windows(2).filter(|w| w[0].1 == w[1].1).count()).sum();
+        let ties: usize =
+            phrases.iter().map(|p| contract_rows(&c, p).windows(2).filter(|w| w[0].1 == w[1].1).count()).sum();
         failed |= !differ.is_empty();
 
         let figures = [
@@ -122,12 +134,33 @@ fn main() {
         ];
         let name = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         if json {
-            let figs: Vec<String> = figures.iter().map(|f| format!("\"{}\":{{\"p50Us\":{:.1},\"p99Us\":{:.1},\"cpuUs\":{:.1}}}", f.name, f.p50_us, f.p99_us, f.cpu_us)).collect();
-            out.push(format!("{{\"file\":\"{name}\",\"queries\":{},\"ties\":{ties},\"differ\":{},{}}}", phrases.len(), differ.len(), figs.join(",")));
+            let figs: Vec<String> = figures
+                .iter()
+                .map(|f| {
+                    format!(
+                        "\"{}\":{{\"p50Us\":{:.1},\"p99Us\":{:.1},\"cpuUs\":{:.1}}}",
+                        f.name, f.p50_us, f.p99_us, f.cpu_us
+                    )
+                })
+                .collect();
+            out.push(format!(
+                "{{\"file\":\"{name}\",\"queries\":{},\"ties\":{ties},\"differ\":{},{}}}",
+                phrases.len(),
+                differ.len(),
+                figs.join(",")
+            ));
         } else {
-            println!("{name}: {} queries, plan == contract on {} of them ({ties} tied pairs among the top fives){}", phrases.len(), phrases.len() - differ.len(), if differ.is_empty() { String::new() } else { format!("; DIFFER: {differ:?}") });
+            println!(
+                "{name}: {} queries, plan == contract on {} of them ({ties} tied pairs among the top fives){}",
+                phrases.len(),
+                phrases.len() - differ.len(),
+                if differ.is_empty() { String::new() } else { format!("; DIFFER: {differ:?}") }
+            );
             for f in &figures {
-                println!("  {:<11} p50 {:>9.1} µs  p99 {:>9.1} µs  CPU {:>9.1} µs per lookup", f.name, f.p50_us, f.p99_us, f.cpu_us);
+                println!(
+                    "  {:<11} p50 {:>9.1} µs  p99 {:>9.1} µs  CPU {:>9.1} µs per lookup",
+                    f.name, f.p50_us, f.p99_us, f.cpu_us
+                );
             }
         }
     }

@@ -46,7 +46,12 @@ fn migrations() -> u64 {
     let tid = unsafe { libc::gettid() };
     std::fs::read_to_string(format!("/proc/self/task/{tid}/sched"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("se.nr_migrations")).and_then(|l| l.split(':').nth(1)).and_then(|v| v.trim().parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("se.nr_migrations"))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| v.trim().parse().ok())
+        })
         .unwrap_or(0)
 }
 
@@ -109,7 +114,9 @@ fn run(case: Case, n: usize, work: u64) -> (Vec<u64>, u64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let value = |name: &str, dflt: u64| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(dflt);
+    let value = |name: &str, dflt: u64| {
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(dflt)
+    };
     let (n, work) = (value("--n", 3000) as usize, value("--work", 45));
     println!("| case | p50 | p90 | p99 | overhead over {work} µs of work (p50) | caller changed cores |");
     println!("| --- | --- | --- | --- | --- | --- |");
@@ -121,11 +128,23 @@ fn main() {
             }
             let (lat, moved) = run(case, n, work);
             let p = |q: usize| lat[(lat.len() * q / 100).min(lat.len() - 1)];
-            println!("| {name} | {} µs | {} µs | {} µs | {} µs | {moved} of {n} calls |", p(50), p(90), p(99), p(50) as i64 - work as i64);
+            println!(
+                "| {name} | {} µs | {} µs | {} µs | {} µs | {moved} of {n} calls |",
+                p(50),
+                p(90),
+                p(99),
+                p(50) as i64 - work as i64
+            );
             return;
         }
-        let out = std::process::Command::new(&args[0]).args(["--n", &n.to_string(), "--work", &work.to_string(), "--case", name]).output().expect("run a case");
+        let out = std::process::Command::new(&args[0])
+            .args(["--n", &n.to_string(), "--work", &work.to_string(), "--case", name])
+            .output()
+            .expect("run a case");
         let text = String::from_utf8_lossy(&out.stdout);
-        print!("{}", text.lines().filter(|l| l.starts_with(&format!("| {name} "))).map(|l| format!("{l}\n")).collect::<String>());
+        print!(
+            "{}",
+            text.lines().filter(|l| l.starts_with(&format!("| {name} "))).map(|l| format!("{l}\n")).collect::<String>()
+        );
     }
 }

@@ -9,13 +9,13 @@ use crate::palace::cache;
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::wakeup::{compose_wakeup, RunStart, SentPrompts, WakeupGate, WakeupMessage};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
+use crate::sync::lock;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use crate::sync::lock;
 
 /// Wake-up is bounded by the request timeout; with `MEMPALACE_MCP_TIMEOUT_MS=0` (none) by this.
 const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -90,7 +90,12 @@ impl PalaceCaller for ClientCaller {
 
     /// Owns the call's bound: when `timeout` runs out the request is cancelled, on the server too
     /// (notifications/cancelled).
-    fn call<'a>(&'a self, tool: &'a str, args: Value, timeout: Option<Duration>) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Value,
+        timeout: Option<Duration>,
+    ) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
         Box::pin(async move {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let timer = timeout.map(|t| {
@@ -106,7 +111,9 @@ impl PalaceCaller for ClientCaller {
             match r {
                 Ok(res) if res.is_error => Err(PalaceError::Tool(text_of(&res))),
                 Ok(res) => Ok(text_of(&res)),
-                Err(McpError::Cancelled) => Err(PalaceError::TimedOut { tool: tool.to_string(), after: timeout.unwrap_or_default() }),
+                Err(McpError::Cancelled) => {
+                    Err(PalaceError::TimedOut { tool: tool.to_string(), after: timeout.unwrap_or_default() })
+                }
                 Err(e) => Err(PalaceError::Tool(e.to_string())),
             }
         })
@@ -115,7 +122,12 @@ impl PalaceCaller for ClientCaller {
 
 /// The text blocks of an MCP result, joined with newlines.
 pub fn text_of(r: &CallResult) -> String {
-    r.content.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("text")).filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+    r.content
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// MCP content blocks → pi content blocks: text and images as they are, anything else (audio,
@@ -145,7 +157,10 @@ impl Bridge {
         };
         let cache_path = cfg.tools_cache_path();
         let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
-            crate::diag!("mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake", cache_path.display());
+            crate::diag!(
+                "mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake",
+                cache_path.display()
+            );
             None
         });
         let link = Arc::new(Link { client: Mutex::new(McpClient::new(mcp.clone())), failed: Mutex::new(None) });
@@ -183,13 +198,17 @@ impl Bridge {
     /// extension's own). A name taken is said once on stderr.
     pub fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
         let known = self.offered_tools();
-        let clash: Vec<String> = crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
+        let clash: Vec<String> =
+            crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
         if !clash.is_empty() {
             let mut said = lock(&self.said_taken);
             let new: Vec<crate::palace::tools::Refused> = clash
                 .iter()
                 .filter(|n| !said.contains(n))
-                .map(|n| crate::palace::tools::Refused { name: n.clone(), why: crate::palace::tools::Why::AlreadyRegistered })
+                .map(|n| crate::palace::tools::Refused {
+                    name: n.clone(),
+                    why: crate::palace::tools::Why::AlreadyRegistered,
+                })
                 .collect();
             if let Some(line) = crate::palace::tools::summary("the palace", &new) {
                 crate::diag!("{line}");
@@ -252,7 +271,12 @@ impl Bridge {
                     *lock(&self.tools) = tools.clone();
                 }
                 if client.config().debug {
-                    crate::diag!("mempalace: connected to {} in {} ms, {} tools", client.config().target(), t0.elapsed().as_millis(), tools.len());
+                    crate::diag!(
+                        "mempalace: connected to {} in {} ms, {} tools",
+                        client.config().target(),
+                        t0.elapsed().as_millis(),
+                        tools.len()
+                    );
                 }
                 Ok(tools)
             }
@@ -276,7 +300,10 @@ impl Bridge {
         let tools = if offered == known { format!("{offered} tools") } else { format!("{offered} of {known} tools") };
         match (self.link.down_reason(), self.client().stats().connected) {
             // The reason often says "MemPalace is down: …" itself: not twice in a short footer.
-            (Some(why), _) => format!("MemPalace down: {}", crate::text::take(why.strip_prefix("MemPalace is down: ").unwrap_or(&why), 120)),
+            (Some(why), _) => format!(
+                "MemPalace down: {}",
+                crate::text::take(why.strip_prefix("MemPalace is down: ").unwrap_or(&why), 120)
+            ),
             (None, true) => format!("MemPalace: {tools}"),
             (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),
             (None, false) => "MemPalace: connecting…".into(),
@@ -289,8 +316,17 @@ impl Bridge {
         let last_error = lock(&self.link.failed).clone().unwrap_or_else(|| "none".into());
         [
             self.status_line(),
-            format!("transport: {} {}", if self.mcp_cfg.remote_url.is_some() { "HTTP" } else { "stdio" }, self.mcp_cfg.target()),
-            format!("tools: {} offered to pi of {} known (MEMPALACE_TOOLS={})", self.offered_tools().len(), self.known_tools().len(), self.cfg.tools),
+            format!(
+                "transport: {} {}",
+                if self.mcp_cfg.remote_url.is_some() { "HTTP" } else { "stdio" },
+                self.mcp_cfg.target()
+            ),
+            format!(
+                "tools: {} offered to pi of {} known (MEMPALACE_TOOLS={})",
+                self.offered_tools().len(),
+                self.known_tools().len(),
+                self.cfg.tools
+            ),
             format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
             format!("last error: {last_error}"),
             format!("last feed: {}", crate::doctor::palace::last_feed_line(&self.cfg)),
@@ -303,13 +339,22 @@ impl Bridge {
         let unmatched = self.cfg.tools.unmatched(tools);
         if !unmatched.is_empty() && !self.said_unmatched.swap(true, Ordering::SeqCst) {
             for p in unmatched {
-                crate::diag!("mempalace: MEMPALACE_TOOLS entry {} matches none of the palace's {} tools; it offers pi nothing", crate::palace::tools::shown(p), tools.len());
+                crate::diag!(
+                    "mempalace: MEMPALACE_TOOLS entry {} matches none of the palace's {} tools; it offers pi nothing",
+                    crate::palace::tools::shown(p),
+                    tools.len()
+                );
             }
         }
     }
 
     /// One palace tool call for pi; waits for the background handshake first.
-    pub async fn call(&self, name: &str, args: Value, cancel: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<CallResult, McpError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Result<CallResult, McpError> {
         let args = if args.is_object() { args } else { json!({}) };
         self.client().call_tool(name, args, cancel).await
     }

@@ -111,7 +111,13 @@ impl<'a, F: Fn(&str) -> Option<String>> EnvReader<'a, F> {
     }
 
     /// A parsed value; a malformed or invalid one is reported and gives `default`.
-    pub fn parsed<T: std::str::FromStr + std::fmt::Display>(&mut self, name: &str, default: T, valid: impl Fn(&T) -> bool, what: &str) -> T {
+    pub fn parsed<T: std::str::FromStr + std::fmt::Display>(
+        &mut self,
+        name: &str,
+        default: T,
+        valid: impl Fn(&T) -> bool,
+        what: &str,
+    ) -> T {
         match self.text(name) {
             None => default,
             Some(raw) => match raw.parse::<T>() {
@@ -159,14 +165,20 @@ impl VoiceConfig {
         let behaviour_url = trim_slash(r.text("DOTTY_BEHAVIOUR_URL").unwrap_or_else(|| DEFAULT_BEHAVIOUR_URL.into()));
         let behaviour_timeout = r.millis("DOTTY_BEHAVIOUR_TIMEOUT_MS", 3000, false);
         let thinker_url = r.text("VOICE_THINKER_URL").unwrap_or_else(|| DEFAULT_THINKER_URL.into());
-        let secs = r.parsed("VOICE_THINKER_TIMEOUT", 30f64, |v| v.is_finite() && *v > 0.0 && *v < 1e9, "a positive number of seconds");
+        let secs = r.parsed(
+            "VOICE_THINKER_TIMEOUT",
+            30f64,
+            |v| v.is_finite() && *v > 0.0 && *v < 1e9,
+            "a positive number of seconds",
+        );
         let thinker_model = r.text("VOICE_THINKER_MODEL").unwrap_or_else(|| DEFAULT_THINKER_MODEL.into());
         let xiaozhi_host = r.text("XIAOZHI_HOST");
         let xiaozhi_port = r.parsed("XIAOZHI_HTTP_PORT", 8003u16, |v| *v > 0, "a TCP port (1-65535)");
         let xiaozhi_timeout = r.millis("XIAOZHI_ADMIN_TIMEOUT_MS", 3000, false);
         let admin_token = r.raw("DOTTY_ADMIN_TOKEN").map(Secret);
         let admin_socket = r.text("XIAOZHI_ADMIN_SOCKET").map(PathBuf::from);
-        let song_asset_base = trim_slash(r.text("VOICE_PLAY_SONG_ASSET_BASE").unwrap_or_else(|| DEFAULT_SONG_ASSET_BASE.into()));
+        let song_asset_base =
+            trim_slash(r.text("VOICE_PLAY_SONG_ASSET_BASE").unwrap_or_else(|| DEFAULT_SONG_ASSET_BASE.into()));
         // The admin API is plain http:// over TCP: a token sent to another machine crosses the
         // network readable by anyone on the path. Said once, at load (never the token itself).
         if let (Some(_), None, Some(host)) = (&admin_token, &admin_socket, &xiaozhi_host) {
@@ -293,7 +305,9 @@ mod tests {
 
     #[test]
     fn admin_token_to_another_host_over_plain_http_warns_once() {
-        let warned = |vars: &[(&str, &str)]| cfg(vars).1.iter().filter(|w| w.contains("DOTTY_ADMIN_TOKEN") && w.contains("plain http")).count();
+        let warned = |vars: &[(&str, &str)]| {
+            cfg(vars).1.iter().filter(|w| w.contains("DOTTY_ADMIN_TOKEN") && w.contains("plain http")).count()
+        };
         assert_eq!(warned(&[("XIAOZHI_HOST", "192.0.2.10"), ("DOTTY_ADMIN_TOKEN", "t0k")]), 1);
         assert_eq!(warned(&[("XIAOZHI_HOST", "dotty.lan"), ("DOTTY_ADMIN_TOKEN", "t0k")]), 1);
         for quiet in [

@@ -87,7 +87,9 @@ impl From<McpError> for Error {
         let kind = match &e {
             McpError::Timeout { .. } => Kind::Timeout,
             McpError::Cancelled => Kind::Cancelled,
-            McpError::Rpc { .. } | McpError::TooLarge { .. } | McpError::Protocol(_) | McpError::Http { .. } => Kind::ServerError,
+            McpError::Rpc { .. } | McpError::TooLarge { .. } | McpError::Protocol(_) | McpError::Http { .. } => {
+                Kind::ServerError
+            }
             McpError::Crashed(_)
             | McpError::Down { .. }
             | McpError::Spawn(_)

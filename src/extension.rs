@@ -11,6 +11,7 @@ use crate::bridge::{text_of, to_pi_content, Bridge};
 use crate::config::Config;
 use crate::error::{Error, Kind};
 use crate::palace::wakeup::{RunStart, WakeupMessage};
+use crate::sync::lock;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use serde_json::{json, Value};
@@ -19,7 +20,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use crate::sync::lock;
 
 /// Counts how many times the state was built in this process (always 1: tests assert it).
 pub static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -129,7 +129,14 @@ fn voice_spec(d: crate::voice::descriptors::Descriptor) -> ToolSpec {
 /// schema converts to a JS value: napi-rs refuses a value of over a million nodes or 128 levels,
 /// which made a cached million-value schema throw at load, taking the voice tools along.
 fn palace_spec(t: crate::mcp::ToolInfo) -> ToolSpec {
-    ToolSpec { label: t.name.clone(), name: t.name, description: t.description.unwrap_or_default(), prompt_snippet: None, prompt_guidelines: None, parameters: t.input_schema }
+    ToolSpec {
+        label: t.name.clone(),
+        name: t.name,
+        description: t.description.unwrap_or_default(),
+        prompt_snippet: None,
+        prompt_guidelines: None,
+        parameters: t.input_schema,
+    }
 }
 
 static EXTENSION: Lazy<Extension> = Lazy::new(|| {
@@ -140,8 +147,13 @@ static EXTENSION: Lazy<Extension> = Lazy::new(|| {
     }
     // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
     if cfg.palace.enabled {
-        let found = crate::palace::pi_mcp::find(&cfg.palace.agent_dir, std::env::current_dir().ok().as_deref(), cfg.mcp.remote_url.as_deref());
-        if let Some(said) = crate::palace::pi_mcp::decide(&found, cfg.mcp.remote_url.as_deref()).apply(&mut cfg.palace) {
+        let found = crate::palace::pi_mcp::find(
+            &cfg.palace.agent_dir,
+            std::env::current_dir().ok().as_deref(),
+            cfg.mcp.remote_url.as_deref(),
+        );
+        if let Some(said) = crate::palace::pi_mcp::decide(&found, cfg.mcp.remote_url.as_deref()).apply(&mut cfg.palace)
+        {
             crate::diag!("{said}");
         }
     }
@@ -193,7 +205,10 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         let name = &self.answer.name;
-        self.answer.finish(Err(Error::new(Kind::Internal, format!("internal error in {name}: the store's thread gave no answer"))));
+        self.answer.finish(Err(Error::new(
+            Kind::Internal,
+            format!("internal error in {name}: the store's thread gave no answer"),
+        )));
         if let Some(id) = self.call_id {
             self.ext.untrack(id);
         }
@@ -242,7 +257,11 @@ impl Extension {
     /// the background handshake is done; empty when the palace can't be had.
     pub async fn palace_tools(&self) -> Vec<ToolSpec> {
         match self.bridge.clone() {
-            Some(b) => b.connect().await.map(|tools| b.cfg.tools.apply(tools).into_iter().map(palace_spec).collect()).unwrap_or_default(),
+            Some(b) => b
+                .connect()
+                .await
+                .map(|tools| b.cfg.tools.apply(tools).into_iter().map(palace_spec).collect())
+                .unwrap_or_default(),
             None => Vec::new(),
         }
     }
@@ -255,7 +274,9 @@ impl Extension {
         let cancelled = call_id.map(|id| self.track(id));
         let _tracked = Tracked(self, call_id);
         match (&self.voice, &self.bridge) {
-            (Some(voice), _) if crate::voice::descriptors::is_voice_tool(name) => call_voice(voice, name, args, cancelled).await,
+            (Some(voice), _) if crate::voice::descriptors::is_voice_tool(name) => {
+                call_voice(voice, name, args, cancelled).await
+            }
             (_, Some(bridge)) => call_palace(bridge, name, args, cancelled).await,
             _ => Err(Error::unknown_tool(name)),
         }
@@ -284,7 +305,9 @@ impl Extension {
         };
         // Only argument checks run here, on the caller's thread; a panic in them answers INTERNAL
         // (through `Pending`'s drop) as a panic inside a future does.
-        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| voice.start(name, args, move |text| pending.reply(text))));
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            voice.start(name, args, move |text| pending.reply(text))
+        }));
         if let Err(panic) = started {
             crate::diag!("{name}: {}", panic_text(&panic));
         }
@@ -367,7 +390,9 @@ impl Extension {
     /// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget)
     /// and says how that went; anything else answers the usage.
     pub async fn palace_command(&self, args: &str) -> String {
-        let Some(bridge) = self.bridge.clone() else { return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into() };
+        let Some(bridge) = self.bridge.clone() else {
+            return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into();
+        };
         match args.trim() {
             "reconnect" => match bridge.reconnect().await {
                 Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
@@ -416,7 +441,12 @@ impl Extension {
     }
 }
 
-async fn call_voice(voice: &Voice, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<Reply, Error> {
+async fn call_voice(
+    voice: &Voice,
+    name: &str,
+    args: Value,
+    cancelled: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Result<Reply, Error> {
     use futures_util::FutureExt;
     // A panic inside a tool becomes an error here instead of taking pi down. Cancelling drops the
     // call: an HTTP request is aborted; a store write already queued for the writer threads still lands.
@@ -437,10 +467,19 @@ async fn call_voice(voice: &Voice, name: &str, args: Value, cancelled: Option<to
 
 /// What a caught panic said.
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default()
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
 
-async fn call_palace(bridge: &Bridge, name: &str, args: Value, cancelled: Option<tokio::sync::oneshot::Receiver<()>>) -> Result<Reply, Error> {
+async fn call_palace(
+    bridge: &Bridge,
+    name: &str,
+    args: Value,
+    cancelled: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Result<Reply, Error> {
     match bridge.call(name, args, cancelled).await {
         Ok(r) if r.is_error => Err(Error::new(Kind::ServerError, text_of(&r))),
         Ok(r) => Ok(Reply { text: text_of(&r), content: to_pi_content(&r) }),
@@ -454,7 +493,14 @@ mod tests {
     use super::*;
 
     fn spec(name: &str) -> ToolSpec {
-        ToolSpec { name: name.into(), label: name.into(), description: String::new(), prompt_snippet: None, prompt_guidelines: None, parameters: Value::Null }
+        ToolSpec {
+            name: name.into(),
+            label: name.into(),
+            description: String::new(),
+            prompt_snippet: None,
+            prompt_guidelines: None,
+            parameters: Value::Null,
+        }
     }
 
     fn bare() -> Extension {
@@ -464,7 +510,10 @@ mod tests {
     /// A direct call registered as `call_direct` registers it; its answers arrive on the receiver.
     fn direct(ext: &'static Extension, id: u32) -> (Pending, std::sync::mpsc::Receiver<Result<Reply, Error>>) {
         let (tx, rx) = std::sync::mpsc::channel();
-        let answer = Arc::new(Answer { name: "memory_lookup".into(), done: Mutex::new(Some(Box::new(move |r| tx.send(r).unwrap()))) });
+        let answer = Arc::new(Answer {
+            name: "memory_lookup".into(),
+            done: Mutex::new(Some(Box::new(move |r| tx.send(r).unwrap()))),
+        });
         lock(&ext.cancels).insert(id, Cancel::Direct(answer.clone()));
         (Pending { ext, answer, call_id: Some(id) }, rx)
     }
@@ -525,7 +574,8 @@ mod tests {
     fn a_registration_hands_each_name_to_pi_once() {
         let mut r = Registration::default();
         assert_eq!(r.keep_new(vec![spec("a"), spec("b")]).len(), 2);
-        let again: Vec<String> = r.keep_new(vec![spec("b"), spec("c"), spec("c")]).into_iter().map(|t| t.name).collect();
+        let again: Vec<String> =
+            r.keep_new(vec![spec("b"), spec("c"), spec("c")]).into_iter().map(|t| t.name).collect();
         assert_eq!(again, ["c"]);
         assert_eq!(Registration::default().keep_new(vec![spec("a")]).len(), 1, "a new load (/reload) registers again");
     }

@@ -7,14 +7,14 @@ pub mod brain;
 pub mod bridge;
 pub mod config;
 pub mod diag;
-pub mod error;
 pub mod doctor;
+pub mod error;
 pub mod extension;
 pub mod mcp;
 pub mod palace;
 pub(crate) mod process_group;
-pub(crate) mod sync;
 pub mod services;
+pub(crate) mod sync;
 pub mod text;
 pub mod voice;
 

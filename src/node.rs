@@ -46,7 +46,14 @@ pub struct ToolDescriptor {
 
 impl From<ToolSpec> for ToolDescriptor {
     fn from(t: ToolSpec) -> ToolDescriptor {
-        ToolDescriptor { name: t.name, label: t.label, description: t.description, prompt_snippet: t.prompt_snippet, prompt_guidelines: t.prompt_guidelines, parameters: t.parameters }
+        ToolDescriptor {
+            name: t.name,
+            label: t.label,
+            description: t.description,
+            prompt_snippet: t.prompt_snippet,
+            prompt_guidelines: t.prompt_guidelines,
+            parameters: t.parameters,
+        }
     }
 }
 
@@ -144,12 +151,19 @@ impl From<Reply> for ToolReply {
 /// Rejects with an `Error` whose `code` is `TIMEOUT`, `PALACE_DOWN`, `SERVER_ERROR`,
 /// `BAD_ARGUMENTS`, `CANCELLED` or `INTERNAL`.
 #[napi(ts_return_type = "Promise<ToolReply>")]
-pub fn call_tool(env: &Env, name: String, params: Option<Value>, call_id: Option<u32>) -> Result<PromiseRaw<'_, ToolReply>> {
+pub fn call_tool(
+    env: &Env,
+    name: String,
+    params: Option<Value>,
+    call_id: Option<u32>,
+) -> Result<PromiseRaw<'_, ToolReply>> {
     let params = params.unwrap_or(Value::Null);
     if ext().is_direct(&name) {
         // Settled from the store's thread through the deferred's threadsafe function.
         let (deferred, promise) = env.create_deferred()?;
-        let done = move |r: std::result::Result<Reply, crate::error::Error>| deferred.resolve(move |env| r.map(ToolReply::from).map_err(|e| js_error(&env, e)));
+        let done = move |r: std::result::Result<Reply, crate::error::Error>| {
+            deferred.resolve(move |env| r.map(ToolReply::from).map_err(|e| js_error(&env, e)))
+        };
         ext().call_direct(&name, &params, call_id, Box::new(done));
         return Ok(PromiseRaw::new(env.raw(), promise.raw()));
     }
@@ -290,7 +304,9 @@ pub struct BeforeAgentStart {
 
 impl From<WakeupMessage> for BeforeAgentStart {
     fn from(m: WakeupMessage) -> BeforeAgentStart {
-        BeforeAgentStart { message: InjectedMessage { custom_type: m.custom_type.into(), content: m.content, display: m.display } }
+        BeforeAgentStart {
+            message: InjectedMessage { custom_type: m.custom_type.into(), content: m.content, display: m.display },
+        }
     }
 }
 
@@ -373,7 +389,12 @@ pub struct DoctorOutput {
 
 /// Runs every read-only check against this process's environment. `color`: ANSI colours.
 #[napi]
-pub async fn doctor(json: bool, color: bool, node_version: Option<String>, node_exec_path: Option<String>) -> DoctorOutput {
+pub async fn doctor(
+    json: bool,
+    color: bool,
+    node_version: Option<String>,
+    node_exec_path: Option<String>,
+) -> DoctorOutput {
     let host = crate::doctor::Host { node_version, node_exec_path, cwd: std::env::current_dir().ok() };
     let r = crate::doctor::run(&|n: &str| std::env::var(n).ok(), &host).await;
     DoctorOutput { text: if json { r.to_json() } else { r.to_text(color) }, exit_code: r.exit_code() }

@@ -79,9 +79,9 @@ fn live_group_members(pgid: libc::pid_t) -> usize {
         .filter(|e| {
             let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
             // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-            let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+            let fields: Vec<&str> =
+                stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
             fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<libc::pid_t>() == Ok(pgid)
         })
         .count()
 }
-

@@ -91,7 +91,10 @@ async fn stdio_handshake_pages_tools_errors_and_env() {
     assert_eq!(c.stats().spawns, 1);
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["echo", "big", "env", "sleep", "fail", "pid"], "both tools/list pages, in order");
-    assert_eq!(tools[1].input_schema, json!({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]}));
+    assert_eq!(
+        tools[1].input_schema,
+        json!({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]})
+    );
     assert_eq!(tools[2].description, None);
 
     let r = c.call_tool("echo", json!({"text": "hi", "n": 1}), None).await.unwrap();
@@ -104,7 +107,10 @@ async fn stdio_handshake_pages_tools_errors_and_env() {
     assert_eq!(text(&c.call_tool("env", json!({"name": "MEMPALACE_REMOTE_TOKEN"}), None).await.unwrap()), "null");
     assert_eq!(text(&c.call_tool("env", json!({"name": "DOTTY_ADMIN_TOKEN"}), None).await.unwrap()), "null");
     assert_eq!(text(&c.call_tool("env", json!({"name": "FIXTURE_MARK"}), None).await.unwrap()), "\"seen\"");
-    assert_eq!(text(&c.call_tool("env", json!({"name": "HOME"}), None).await.unwrap()), serde_json::to_string(&std::env::var("HOME").ok()).unwrap());
+    assert_eq!(
+        text(&c.call_tool("env", json!({"name": "HOME"}), None).await.unwrap()),
+        serde_json::to_string(&std::env::var("HOME").ok()).unwrap()
+    );
     assert_eq!(c.connect().await.unwrap().len(), 6, "connect is idempotent");
     assert_eq!(c.stats().spawns, 1);
 
@@ -114,7 +120,9 @@ async fn stdio_handshake_pages_tools_errors_and_env() {
     assert_eq!(entries[0]["params"]["protocolVersion"], "2025-06-18");
     assert_eq!(entries[0]["params"]["clientInfo"]["name"], "dotty-pi-ext");
     assert_eq!(entries[3]["params"]["cursor"], "page2");
-    assert!(!std::fs::read_to_string(format!("/proc/{}/cmdline", c.stats().child_pid.unwrap())).unwrap().contains("leak-me"));
+    assert!(!std::fs::read_to_string(format!("/proc/{}/cmdline", c.stats().child_pid.unwrap()))
+        .unwrap()
+        .contains("leak-me"));
     let pid = c.stats().child_pid.unwrap();
     let t = Instant::now();
     c.shutdown().await;
@@ -203,7 +211,10 @@ async fn stdio_sigkill_mid_call() {
     // The server has read the request (it logs what it reads): it may have acted on it, so the
     // call fails and is not retried. (Killed before it read it, the call is retried: see
     // stdio_call_right_after_sigkill_respawns_and_answers.)
-    eventually("the server read the call", Duration::from_secs(5), || read_log(log.path()).iter().any(|e| e["method"] == "tools/call")).await;
+    eventually("the server read the call", Duration::from_secs(5), || {
+        read_log(log.path()).iter().any(|e| e["method"] == "tools/call")
+    })
+    .await;
     let t = Instant::now();
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
     let e = call.await.unwrap().unwrap_err();
@@ -287,7 +298,9 @@ async fn stdio_cancel_sends_cancelled_and_keeps_the_server() {
     drop(tx);
     assert!(c.call_tool("echo", json!({}), Some(rx)).await.is_ok());
     assert_eq!(c.stats().child_pid, pid, "a cancel does not restart the server");
-    assert!(read_log(log.path()).iter().any(|e| e["method"] == "notifications/cancelled" && e["params"]["reason"] == "cancelled by the caller"));
+    assert!(read_log(log.path())
+        .iter()
+        .any(|e| e["method"] == "notifications/cancelled" && e["params"]["reason"] == "cancelled by the caller"));
     c.shutdown().await;
 }
 
@@ -324,7 +337,12 @@ fn http_cfg(url: &str, token: Option<&str>) -> McpConfig {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_json_and_sse_with_token() {
     for sse in [false, true] {
-        let f = http_fixture(if sse { &["--token", "tok-SECRET-1", "--sse", "--pages"] } else { &["--token", "tok-SECRET-1", "--pages"] }).await;
+        let f = http_fixture(if sse {
+            &["--token", "tok-SECRET-1", "--sse", "--pages"]
+        } else {
+            &["--token", "tok-SECRET-1", "--pages"]
+        })
+        .await;
         let c = McpClient::new(http_cfg(&f.url, Some("tok-SECRET-1")));
         let t = Instant::now();
         assert_eq!(c.connect().await.unwrap().len(), 6);
@@ -341,7 +359,9 @@ async fn http_json_and_sse_with_token() {
         assert_eq!(e, McpError::TooLarge { cap: 4 << 20 }, "{e}");
         let log = read_log(f.log.path());
         assert!(log.iter().all(|e| e["auth"] == "Bearer tok-SECRET-1"));
-        assert!(log.iter().all(|e| e["accept"] == "application/json, text/event-stream" && e["ctype"] == "application/json"));
+        assert!(log
+            .iter()
+            .all(|e| e["accept"] == "application/json, text/event-stream" && e["ctype"] == "application/json"));
         assert_eq!(log[1]["method"], "notifications/initialized");
         assert_eq!(log[2]["proto"], "2025-06-18");
         assert_eq!(c.stats().spawns, 1);
@@ -462,7 +482,11 @@ async fn stdio_oversized_lines_fail_their_request_at_once_and_the_server_lives()
             timing(&format!("fixture stdio {mib} MiB line {flags:?} → too large"), t.elapsed());
             assert_eq!(e, McpError::TooLarge { cap: 4 << 20 });
             assert!(e.to_string().contains("reply larger than 4 MiB"), "{e}");
-            assert!(t.elapsed() < Duration::from_secs(10), "failed at once, not at the 30 s timeout: {:?}", t.elapsed());
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "failed at once, not at the 30 s timeout: {:?}",
+                t.elapsed()
+            );
         }
         assert_eq!(text(&c.call_tool("echo", json!({"after": 1}), None).await.unwrap()), r#"{"after": 1}"#);
         assert_eq!(c.stats().spawns, 1, "the server lives on");
@@ -470,7 +494,10 @@ async fn stdio_oversized_lines_fail_their_request_at_once_and_the_server_lives()
     }
     // MEMPALACE_MCP_MAX_MESSAGE_BYTES moves the cap.
     let c = McpClient::new(McpConfig { max_message_bytes: 1 << 20, ..stdio_cfg(&[]) });
-    assert_eq!(c.call_tool("big", json!({"bytes": 2_000_000}), None).await.unwrap_err(), McpError::TooLarge { cap: 1 << 20 });
+    assert_eq!(
+        c.call_tool("big", json!({"bytes": 2_000_000}), None).await.unwrap_err(),
+        McpError::TooLarge { cap: 1 << 20 }
+    );
     assert_eq!(text(&c.call_tool("big", json!({"bytes": 900_000}), None).await.unwrap()).len(), 900_000);
     c.shutdown().await;
 }
@@ -493,7 +520,8 @@ async fn stdio_ping_flood_is_killed_and_counted_against_the_budget() {
 async fn stdio_wrapper_script_is_killed_as_a_group() {
     let dir = tempfile::tempdir().unwrap();
     let lock = dir.path().join("palace.lock");
-    let mut cfg = McpConfig { bin: wrapper(), args: vec!["--lock-file".into(), lock.display().to_string()], ..stdio_cfg(&[]) };
+    let mut cfg =
+        McpConfig { bin: wrapper(), args: vec!["--lock-file".into(), lock.display().to_string()], ..stdio_cfg(&[]) };
     cfg.timeout = Some(Duration::from_millis(800));
     let c = McpClient::new(cfg);
     c.connect().await.unwrap();
@@ -502,7 +530,11 @@ async fn stdio_wrapper_script_is_killed_as_a_group() {
     assert_ne!(server, leader, "the server is the wrapper's child");
     let mut group = live_in_group(leader);
     group.sort();
-    assert_eq!(group, { let mut g = vec![leader, server]; g.sort(); g });
+    assert_eq!(group, {
+        let mut g = vec![leader, server];
+        g.sort();
+        g
+    });
     let e = c.call_tool("sleep", json!({"ms": 30_000}), None).await.unwrap_err();
     assert!(matches!(e, McpError::Timeout { .. }), "{e}");
     // The next server takes the palace lock: it starts only once the old one is gone.

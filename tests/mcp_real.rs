@@ -20,7 +20,10 @@ fn repo(rel: &str) -> PathBuf {
 fn mempalace_root() -> PathBuf {
     let root = std::env::var_os("MEMPALACE_ROOT").map(PathBuf::from).unwrap_or_else(|| {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into());
-        std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".cache")).join("mempalace-test")
+        std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".cache"))
+            .join("mempalace-test")
     });
     assert!(
         root.join("venv/bin/mempalace-mcp").exists(),
@@ -32,7 +35,8 @@ fn mempalace_root() -> PathBuf {
 
 fn reference_tools() -> Vec<Value> {
     let p = repo("__test__/fixtures/mempalace-3.11.0-tools.json");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap();
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap();
     v["tools"].as_array().unwrap().clone()
 }
 
@@ -74,7 +78,10 @@ fn stdio_cfg(dir: &Path) -> McpConfig {
 async fn diary_round_trip(c: &McpClient, agent: &str) {
     let entry = format!("SESSION:test|rust.mcp.client|{agent}|ok");
     let t = Instant::now();
-    let w = c.call_tool("mempalace_diary_write", json!({"agent_name": agent, "entry": entry, "topic": "tests"}), None).await.unwrap();
+    let w = c
+        .call_tool("mempalace_diary_write", json!({"agent_name": agent, "entry": entry, "topic": "tests"}), None)
+        .await
+        .unwrap();
     timing(&format!("real {agent} mempalace_diary_write"), t.elapsed());
     assert!(!w.is_error, "{}", text(&w));
     let r = c.call_tool("mempalace_diary_read", json!({"agent_name": agent}), None).await.unwrap();
@@ -204,7 +211,13 @@ fn start_http(dir: &Path, token: &str) -> HttpServer {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "start-http.sh failed: {stdout}");
-    let field = |k: &str| stdout.lines().find_map(|l| l.strip_prefix(k)).map(str::to_string).unwrap_or_else(|| panic!("no {k} in {stdout}"));
+    let field = |k: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no {k} in {stdout}"))
+    };
     HttpServer { url: field("URL="), pid: field("PID=").parse().unwrap() }
 }
 
@@ -215,7 +228,11 @@ async fn real_http_with_token() {
     let t = Instant::now();
     let srv = start_http(dir.path(), token);
     timing("real http server start (start-http.sh until /healthz)", t.elapsed());
-    let cfg = McpConfig { remote_url: Some(srv.url.clone()), remote_token: Some(Secret::new(token)), ..stdio_cfg(dir.path()) };
+    let cfg = McpConfig {
+        remote_url: Some(srv.url.clone()),
+        remote_token: Some(Secret::new(token)),
+        ..stdio_cfg(dir.path())
+    };
     let c = McpClient::new(cfg.clone());
     let t = Instant::now();
     let tools = c.connect().await.unwrap();

@@ -17,9 +17,9 @@ use std::process::Stdio;
 #[test]
 fn real_mempalace_mines_the_staged_export() {
     let root = std::env::var_os("MEMPALACE_ROOT").map(PathBuf::from).unwrap_or_else(|| {
-        let cache = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into())).join(".cache"));
+        let cache = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into())).join(".cache")
+        });
         cache.join("mempalace-test")
     });
     let cli = root.join("venv/bin/mempalace");
@@ -38,7 +38,11 @@ fn real_mempalace_mines_the_staged_export() {
         ("assistant", "Marguerite from the aquarium board signs off on the zebrafish quokka protocol."),
     ]);
     write_session(agent.path(), "2026-01-01T00-00-00-000Z_real", &session);
-    write_session(agent.path(), "2026-01-01T00-00-00-000Z_rejected", &session_jsonl(&[("user", "platypus lighthouse")]));
+    write_session(
+        agent.path(),
+        "2026-01-01T00-00-00-000Z_rejected",
+        &session_jsonl(&[("user", "platypus lighthouse")]),
+    );
     let ex = BuiltinExporter::new(agent.path().join("sessions"), agent.path().join("mempalace-feed"));
     let staged = ex.prepare().unwrap().expect("one session staged");
     assert_eq!(staged.staged.len(), 1);

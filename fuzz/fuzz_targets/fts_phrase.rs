@@ -2,4 +2,6 @@
 #[cfg(fuzzing)]
 libfuzzer_sys::fuzz_target!(|data: &[u8]| dotty_pi_ext_fuzz::fts::check(data));
 #[cfg(not(fuzzing))]
-fn main() { dotty_pi_ext_fuzz::replay_args(dotty_pi_ext_fuzz::fts::check) }
+fn main() {
+    dotty_pi_ext_fuzz::replay_args(dotty_pi_ext_fuzz::fts::check)
+}

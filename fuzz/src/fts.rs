@@ -31,7 +31,8 @@ fn open() -> Connection {
 /// Input: the query text, then optional other rows, separated by 0xFF bytes (never part of UTF-8).
 /// Row 1 is the query text itself.
 pub fn check(data: &[u8]) {
-    let texts: Vec<String> = data.split(|&b| b == 0xff).take(8).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
+    let texts: Vec<String> =
+        data.split(|&b| b == 0xff).take(8).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
     let query = &texts[0];
     let phrase = fts_phrase(query);
 
@@ -44,7 +45,8 @@ pub fn check(data: &[u8]) {
         let db = db.borrow();
         db.execute("DELETE FROM t", []).expect("clear");
         for (i, t) in texts.iter().enumerate() {
-            db.execute("INSERT INTO t(rowid, content) VALUES (?1, ?2)", rusqlite::params![i as i64 + 1, t]).expect("insert");
+            db.execute("INSERT INTO t(rowid, content) VALUES (?1, ?2)", rusqlite::params![i as i64 + 1, t])
+                .expect("insert");
         }
         let mut tokens: Vec<Vec<String>> = vec![Vec::new(); texts.len()];
         let mut st = db.prepare_cached("SELECT doc, term FROM v ORDER BY doc, offset").expect("vocab");
@@ -61,7 +63,10 @@ pub fn check(data: &[u8]) {
         let mut st = db.prepare_cached("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid").expect("match");
         let got: Result<Vec<i64>, _> = st.query_map([&phrase], |r| r.get(0)).and_then(|rows| rows.collect());
         if query.contains('\0') {
-            assert!(got.is_err(), "FTS5 took the phrase {phrase:?} with a NUL (the contract expects its error): {got:?}");
+            assert!(
+                got.is_err(),
+                "FTS5 took the phrase {phrase:?} with a NUL (the contract expects its error): {got:?}"
+            );
             return;
         }
         let got = got.unwrap_or_else(|e| panic!("FTS5 refused the phrase {phrase:?}: {e}"));

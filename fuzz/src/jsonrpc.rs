@@ -92,7 +92,13 @@ fn model_lines(stream: &[u8], cap: usize) -> Vec<Got> {
     let mut pieces: Vec<&[u8]> = stream.split(|&b| b == b'\n').collect();
     let last = pieces.pop().unwrap_or_default();
     let mut out = Vec::new();
-    let one = |p: &[u8]| if p.len() > cap { Got::TooLong(p.len()) } else { Got::Ok(p.strip_suffix(b"\r").unwrap_or(p).to_vec()) };
+    let one = |p: &[u8]| {
+        if p.len() > cap {
+            Got::TooLong(p.len())
+        } else {
+            Got::Ok(p.strip_suffix(b"\r").unwrap_or(p).to_vec())
+        }
+    };
     out.extend(pieces.into_iter().map(one));
     if !last.is_empty() {
         out.push(one(last));
@@ -186,7 +192,11 @@ const ENVELOPE_KEYS: [&str; 4] = ["id", "method", "result", "error"];
 fn model_parse(bytes: &[u8]) -> Expect {
     let v = match serde_json::from_slice::<Value>(bytes) {
         Ok(v) => v,
-        Err(e) if ["recursion limit", "number out of range", "unicode code point", "surrogate"].iter().any(|m| e.to_string().contains(m)) => {
+        Err(e)
+            if ["recursion limit", "number out of range", "unicode code point", "surrogate"]
+                .iter()
+                .any(|m| e.to_string().contains(m)) =>
+        {
             return Expect::Any;
         }
         Err(_) => return Expect::NotAMessage,
@@ -261,7 +271,9 @@ fn check_parse_body(bytes: &[u8]) {
     if first != Some(&b'[') {
         match (got, model_parse(bytes)) {
             (Ok(msgs), want) => assert!(msgs.len() == 1 && agrees(&msgs[0], &want), "{msgs:?} vs {want:?}"),
-            (Err(_), want) => assert!(matches!(want, Expect::NotAMessage | Expect::Any), "refused a body serde_json reads: {want:?}"),
+            (Err(_), want) => {
+                assert!(matches!(want, Expect::NotAMessage | Expect::Any), "refused a body serde_json reads: {want:?}")
+            }
         }
         return;
     }
@@ -281,7 +293,8 @@ fn check_parse_body(bytes: &[u8]) {
         Err(e) => {
             let whole_ok = serde_json::from_slice::<Value>(bytes).is_ok();
             let no_envelope = elems.iter().zip(&wants).any(|(el, w)| {
-                matches!(w, Expect::Any) || serde_json::from_str::<Value>(el.get()).is_ok_and(|v| !envelope(&v, el.get().as_bytes()))
+                matches!(w, Expect::Any)
+                    || serde_json::from_str::<Value>(el.get()).is_ok_and(|v| !envelope(&v, el.get().as_bytes()))
             });
             assert!(!whole_ok || no_envelope, "a batch of envelopes refused: {e}");
         }

@@ -41,7 +41,9 @@ fn model(data: &[u8]) -> bool {
         let msg = &entry["message"];
         let text = match &msg["content"] {
             Value::String(s) => !blank(s),
-            Value::Array(blocks) => blocks.iter().any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| !blank(t))),
+            Value::Array(blocks) => {
+                blocks.iter().any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| !blank(t)))
+            }
             _ => false,
         };
         user |= text && msg["role"] == "user";

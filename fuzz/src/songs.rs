@@ -14,7 +14,8 @@ pub fn check(data: &[u8]) {
 
     let got = best_match(name, &catalogue);
     assert_eq!(got, best_match(name, &catalogue), "deterministic");
-    let index = got.map(|g| catalogue.iter().position(|f| std::ptr::eq(f.as_str(), g)).expect("an element of the catalogue"));
+    let index =
+        got.map(|g| catalogue.iter().position(|f| std::ptr::eq(f.as_str(), g)).expect("an element of the catalogue"));
     assert_eq!(index, model(name, &catalogue), "best_match({name:?}, {catalogue:?})");
 
     let reply = no_match_reply(name, &catalogue);

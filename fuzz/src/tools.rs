@@ -15,7 +15,8 @@ use serde_json::Value;
 use std::cell::RefCell;
 
 const BUILTINS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
-const VOICE: [&str; 7] = ["memory_lookup", "remember", "recall_person", "remember_person", "think_hard", "take_photo", "play_song"];
+const VOICE: [&str; 7] =
+    ["memory_lookup", "remember", "recall_person", "remember_person", "think_hard", "take_photo", "play_song"];
 const KEY: &str = "stdio:mempalace-mcp";
 
 thread_local! {
@@ -30,7 +31,9 @@ pub fn check(data: &[u8]) {
     let path = DIR.with(|d| cache::cache_path(d.borrow().path()));
     let loaded = {
         std::fs::write(&path, data).expect("write the cache file");
-        let key = serde_json::from_slice::<Value>(data).ok().and_then(|v| v.get("key").and_then(Value::as_str).map(String::from));
+        let key = serde_json::from_slice::<Value>(data)
+            .ok()
+            .and_then(|v| v.get("key").and_then(Value::as_str).map(String::from));
         cache::load(&path, key.as_deref().unwrap_or(KEY))
     };
     if let Ok(Some(list)) = &loaded {
@@ -67,7 +70,8 @@ pub fn check(data: &[u8]) {
                         t.name = format!("{}{i}", t.name);
                     }
                     if grow {
-                        t.description = t.description.map(|d| d.repeat(rules::MAX_DESCRIPTION_BYTES / d.len().max(1) + 2));
+                        t.description =
+                            t.description.map(|d| d.repeat(rules::MAX_DESCRIPTION_BYTES / d.len().max(1) + 2));
                     }
                     t
                 })
@@ -93,19 +97,34 @@ fn check_admit(listed: &[ToolInfo]) -> Vec<ToolInfo> {
         match first_rule {
             Some(why) => {
                 let refused = r.next().expect("a refused entry");
-                assert_eq!((refused.name.as_str(), refused.why), (t.name.as_str(), why), "refused for the first rule broken");
+                assert_eq!(
+                    (refused.name.as_str(), refused.why),
+                    (t.name.as_str(), why),
+                    "refused for the first rule broken"
+                );
             }
             None => {
                 seen.push(&t.name);
                 let desc = t.description.as_deref().map(|d| cut_at(d, rules::MAX_DESCRIPTION_BYTES));
-                let size = t.name.len() + desc.map_or(0, str::len) + serde_json::to_string(&t.input_schema).expect("json").len();
+                let size = t.name.len()
+                    + desc.map_or(0, str::len)
+                    + serde_json::to_string(&t.input_schema).expect("json").len();
                 if taken >= 512 {
-                    assert_eq!(r.next().map(|x| (x.name.as_str(), x.why)), Some((t.name.as_str(), rules::Why::TooMany)));
+                    assert_eq!(
+                        r.next().map(|x| (x.name.as_str(), x.why)),
+                        Some((t.name.as_str(), rules::Why::TooMany))
+                    );
                 } else if total + size > 4 * 1024 * 1024 {
-                    assert_eq!(r.next().map(|x| (x.name.as_str(), x.why)), Some((t.name.as_str(), rules::Why::OverBudget)));
+                    assert_eq!(
+                        r.next().map(|x| (x.name.as_str(), x.why)),
+                        Some((t.name.as_str(), rules::Why::OverBudget))
+                    );
                 } else {
                     let got = a.next().expect("an admitted entry");
-                    assert_eq!((&got.name, got.description.as_deref(), &got.input_schema), (&t.name, desc, &t.input_schema));
+                    assert_eq!(
+                        (&got.name, got.description.as_deref(), &got.input_schema),
+                        (&t.name, desc, &t.input_schema)
+                    );
                     cut += usize::from(desc.map(str::len) != t.description.as_deref().map(str::len));
                     total += size;
                     taken += 1;
@@ -130,7 +149,10 @@ fn check_admitted(tools: &[ToolInfo], listed: &[ToolInfo]) {
     let mut total = 0;
     for (i, t) in tools.iter().enumerate() {
         let n = &t.name;
-        assert!((1..=64).contains(&n.len()) && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "name {n:?}");
+        assert!(
+            (1..=64).contains(&n.len()) && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "name {n:?}"
+        );
         assert!(!BUILTINS.contains(&n.as_str()) && !VOICE.contains(&n.as_str()), "name {n:?}");
         assert!(tools[..i].iter().all(|o| o.name != *n), "duplicate {n:?}");
         let schema = t.input_schema.as_object().expect("an object schema");
@@ -139,7 +161,10 @@ fn check_admitted(tools: &[ToolInfo], listed: &[ToolInfo]) {
         assert!(schema_len <= 256 * 1024);
         let d = t.description.as_deref().unwrap_or_default();
         assert!(d.len() <= 16 * 1024);
-        assert!(listed.iter().any(|l| l.name == *n && l.description.as_deref().unwrap_or_default().starts_with(d)), "the description is the listed one's beginning");
+        assert!(
+            listed.iter().any(|l| l.name == *n && l.description.as_deref().unwrap_or_default().starts_with(d)),
+            "the description is the listed one's beginning"
+        );
         total += n.len() + d.len() + schema_len;
     }
     assert!(total <= 4 * 1024 * 1024);

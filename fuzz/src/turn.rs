@@ -18,7 +18,10 @@ pub fn check(data: &[u8]) {
     if let Some(turn) = got {
         let content = turn.content();
         assert!(py_len(&content) <= 500 + 1000 + "user:  | assistant: ".len(), "content bounded");
-        assert_eq!(content, format!("user: {} | assistant: {}", py_prefix(&turn.user, 500), py_prefix(&turn.assistant, 1000)));
+        assert_eq!(
+            content,
+            format!("user: {} | assistant: {}", py_prefix(&turn.user, 500), py_prefix(&turn.assistant, 1000))
+        );
     }
 }
 
@@ -59,7 +62,8 @@ fn model(messages: &Value) -> Option<Turn> {
         }
         None => (String::new(), None, 0),
     };
-    let assistant: String = msgs[from..].iter().filter(|m| m["role"] == "assistant").map(|m| texts(&m["content"])).collect();
+    let assistant: String =
+        msgs[from..].iter().filter(|m| m["role"] == "assistant").map(|m| texts(&m["content"])).collect();
     let (user, assistant) = (py_strip(&user), py_strip(&assistant));
     if user.is_empty() && assistant.is_empty() {
         return None;

@@ -93,9 +93,9 @@ pub fn now<F: Future>(fut: F) -> F::Output {
 /// Python's `str.isspace()` codepoints, listed by hand from Python's definition (characters whose
 /// bidirectional class is WS, B or S, or whose category is Zs), not derived from Rust's tables.
 pub const PY_WHITESPACE: &[char] = &[
-    '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' ', '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}',
-    '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2006}', '\u{2007}', '\u{2008}', '\u{2009}', '\u{200a}',
-    '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
+    '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' ', '\u{85}', '\u{a0}', '\u{1680}',
+    '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2006}', '\u{2007}', '\u{2008}',
+    '\u{2009}', '\u{200a}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
 ];
 
 /// Python's `s.strip()`, by index arithmetic over the codepoint list.

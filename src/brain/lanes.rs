@@ -143,7 +143,11 @@ impl<J> Crew<J> {
     }
 
     /// Starts one thread per member running `work(crew, i)`; `None` when none could start.
-    fn start(self: Arc<Self>, name: &str, work: impl Fn(&Crew<J>, usize) + Send + Sync + Clone + 'static) -> Option<Arc<Self>>
+    fn start(
+        self: Arc<Self>,
+        name: &str,
+        work: impl Fn(&Crew<J>, usize) + Send + Sync + Clone + 'static,
+    ) -> Option<Arc<Self>>
     where
         J: Send + 'static,
     {
@@ -370,7 +374,16 @@ fn short_slice() {
             if *libc::__errno_location() != 0 {
                 return;
             }
-            let attr = SchedAttr { size: std::mem::size_of::<SchedAttr>() as u32, policy: libc::SCHED_OTHER as u32, flags: 0, nice, priority: 0, runtime: 100_000, deadline: 0, period: 0 };
+            let attr = SchedAttr {
+                size: std::mem::size_of::<SchedAttr>() as u32,
+                policy: libc::SCHED_OTHER as u32,
+                flags: 0,
+                nice,
+                priority: 0,
+                runtime: 100_000,
+                deadline: 0,
+                period: 0,
+            };
             libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0);
         }
     }
@@ -396,7 +409,11 @@ fn caught<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Some(v),
         Err(panic) => {
-            let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
             crate::diag!("brain.db: {what} panicked: {why}");
             None
         }

@@ -21,13 +21,13 @@
 pub mod clock;
 mod lanes;
 
+use crate::sync::lock;
 use lanes::{Lanes, WriteJob};
 use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use crate::sync::lock;
 
 /// The schema of a production brain.db (`brain-schema.sql`, described in docs/voice-tools.md), used only to create
 /// a brand-new file at the default path.
@@ -57,7 +57,9 @@ pub enum BrainError {
 impl std::fmt::Display for BrainError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BrainError::Missing(p) => write!(f, "brain.db not found at {} (DOTTY_BRAIN_DB is set, so it is not created)", p.display()),
+            BrainError::Missing(p) => {
+                write!(f, "brain.db not found at {} (DOTTY_BRAIN_DB is set, so it is not created)", p.display())
+            }
             BrainError::Sqlite(e) => write!(f, "sqlite: {e}"),
             BrainError::Io(e) => write!(f, "io: {e}"),
         }
@@ -193,7 +195,14 @@ fn split(max_rowid: i64, readers: usize, min_rows: i64) -> Vec<(i64, i64)> {
         return vec![(i64::MIN, i64::MAX)];
     }
     let step = max_rowid / readers as i64;
-    (0..readers as i64).map(|i| (if i == 0 { i64::MIN } else { i * step + 1 }, if i + 1 == readers as i64 { i64::MAX } else { (i + 1) * step })).collect()
+    (0..readers as i64)
+        .map(|i| {
+            (
+                if i == 0 { i64::MIN } else { i * step + 1 },
+                if i + 1 == readers as i64 { i64::MAX } else { (i + 1) * step },
+            )
+        })
+        .collect()
 }
 
 /// Where a split lookup's rows go.
@@ -292,7 +301,11 @@ impl Brain {
 
     /// Runs a read (`lookup`, `person_facts`) on a reader thread and hands its result to `done`
     /// there. Returns at once: this is how a tool call reaches SQLite from the JS thread.
-    pub fn submit_read<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static, done: impl FnOnce(Result<T>) + Send + 'static) {
+    pub fn submit_read<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Brain) -> Result<T> + Send + 'static,
+        done: impl FnOnce(Result<T>) + Send + 'static,
+    ) {
         self.lanes.read(
             self,
             Box::new(move |brain: Option<&Brain>| {
@@ -309,7 +322,10 @@ impl Brain {
     }
 
     /// [`Brain::submit_read`] for async callers.
-    pub async fn read<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Brain) -> Result<T> + Send + 'static) -> Result<T> {
+    pub async fn read<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Brain) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.submit_read(f, move |r| drop(tx.send(r)));
         rx.await.unwrap_or_else(|_| Err(lanes::closed()))
@@ -340,7 +356,11 @@ impl Brain {
                 for op in ops {
                     c.execute_batch("SAVEPOINT one_write")?;
                     let r = op.apply(c);
-                    c.execute_batch(if r.is_ok() { "RELEASE one_write" } else { "ROLLBACK TO one_write; RELEASE one_write" })?;
+                    c.execute_batch(if r.is_ok() {
+                        "RELEASE one_write"
+                    } else {
+                        "ROLLBACK TO one_write; RELEASE one_write"
+                    })?;
                     out.push(r);
                 }
                 c.execute_batch("COMMIT")?;
@@ -387,12 +407,24 @@ impl Brain {
     /// table the rowids are split in as many ranges as there are readers, searched at once and
     /// merged (each range's best rows, then the best of those by rank and rowid: the same rows
     /// in the same order as one search, since the contract's order is rank, then rowid).
-    pub fn submit_lookup(self: &Arc<Self>, fts_phrase: String, limit: u32, done: impl FnOnce(Result<Vec<String>>) + Send + 'static) {
+    pub fn submit_lookup(
+        self: &Arc<Self>,
+        fts_phrase: String,
+        limit: u32,
+        done: impl FnOnce(Result<Vec<String>>) + Send + 'static,
+    ) {
         let ranges = split(self.rows_seen.load(Ordering::Relaxed), self.lanes.spare_readers(), self.split_rows);
         if let [range] = ranges[..] {
-            return self.submit_read(move |b| b.lookup_range(&fts_phrase, range, limit), move |r| done(r.map(|hits| hits.into_iter().map(|h| h.content).collect())));
+            return self.submit_read(
+                move |b| b.lookup_range(&fts_phrase, range, limit),
+                move |r| done(r.map(|hits| hits.into_iter().map(|h| h.content).collect())),
+            );
         }
-        let gather = Arc::new(Gather { parts: Mutex::new((Vec::new(), ranges.len())), done: Mutex::new(Some(Box::new(done))), limit });
+        let gather = Arc::new(Gather {
+            parts: Mutex::new((Vec::new(), ranges.len())),
+            done: Mutex::new(Some(Box::new(done))),
+            limit,
+        });
         for range in ranges {
             let (phrase, gather) = (fts_phrase.clone(), gather.clone());
             self.submit_read(move |b| b.lookup_range(&phrase, range, limit), move |r| gather.add(r));
@@ -417,7 +449,9 @@ impl Brain {
             loop {
                 let mut best = std::collections::BinaryHeap::with_capacity(keep + 1);
                 let mut matches = 0usize;
-                let mut st = c.prepare_cached("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3")?;
+                let mut st = c.prepare_cached(
+                    "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+                )?;
                 let mut rows = st.query(params![fts_phrase, range.0, range.1])?;
                 while let Some(r) = rows.next()? {
                     matches += 1;
@@ -427,12 +461,16 @@ impl Brain {
                     }
                 }
                 let mut hits = Vec::with_capacity(limit);
-                let mut content = c.prepare_cached("SELECT content FROM memories WHERE rowid = ?1 AND namespace NOT LIKE 'person_pending:%'")?;
+                let mut content = c.prepare_cached(
+                    "SELECT content FROM memories WHERE rowid = ?1 AND namespace NOT LIKE 'person_pending:%'",
+                )?;
                 for Ranked { rank, rowid } in best.into_sorted_vec() {
                     if hits.len() == limit {
                         break;
                     }
-                    if let Some(text) = content.query_row([rowid], |r| r.get::<_, String>(0)).map(Some).or_else(none_if_no_row)? {
+                    if let Some(text) =
+                        content.query_row([rowid], |r| r.get::<_, String>(0)).map(Some).or_else(none_if_no_row)?
+                    {
                         hits.push(Hit { rank, rowid, content: text });
                     }
                 }
@@ -470,7 +508,13 @@ impl Brain {
     /// Appends a row; returns its id. `created_at` = `updated_at` = `ts`. The content is stripped
     /// once more, as bridge.py's store helper does (a cap that ends in whitespace loses it).
     pub fn insert(&self, m: &NewMemory<'_>, ts: &str) -> Result<String> {
-        let op = WriteOp::Insert { content: m.content.into(), category: m.category.into(), namespace: m.namespace.into(), importance: m.importance, ts: ts.into() };
+        let op = WriteOp::Insert {
+            content: m.content.into(),
+            category: m.category.into(),
+            namespace: m.namespace.into(),
+            importance: m.importance,
+            ts: ts.into(),
+        };
         self.with_writer(|c| op.apply(c))
     }
 
@@ -557,7 +601,11 @@ impl Brain {
         if opened.id != now {
             if let Some(old) = opened.id {
                 let what = if now.is_some() { "was replaced by another file" } else { "was removed" };
-                crate::diag!("brain.db at {} {what} while open (inode {}); closing the old file", self.path.display(), old.ino);
+                crate::diag!(
+                    "brain.db at {} {what} while open (inode {}); closing the old file",
+                    self.path.display(),
+                    old.ino
+                );
             }
             self.switch(slot, &mut opened, now);
         }
@@ -643,7 +691,6 @@ fn retire(c: Connection) {
     let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     drop(c);
 }
-
 
 /// A file's identity: device and inode. A path whose identity changed holds another file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

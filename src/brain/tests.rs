@@ -48,7 +48,10 @@ fn an_explicit_missing_path_is_never_created() {
     let p = dir.path().join("brain.db");
     let b = Brain::new(&p, false);
     assert!(matches!(b.lookup("\"x\"", 5), Err(BrainError::Missing(_))));
-    assert!(matches!(b.insert(&NewMemory { content: "x", category: "core", namespace: "voice", importance: 0.7 }, "t"), Err(BrainError::Missing(_))));
+    assert!(matches!(
+        b.insert(&NewMemory { content: "x", category: "core", namespace: "voice", importance: 0.7 }, "t"),
+        Err(BrainError::Missing(_))
+    ));
     assert!(!p.exists());
     // When the file appears later (ZeroClaw created it), the store starts working without a restart.
     Connection::open(&p).unwrap().execute_batch(SCHEMA_SQL).unwrap();
@@ -60,7 +63,11 @@ fn an_existing_file_is_not_altered() {
     let dir = tempfile::tempdir().unwrap();
     let (b, p) = fresh(&dir);
     let before = schema_of(&p);
-    b.insert(&NewMemory { content: "hello", category: "core", namespace: "voice", importance: 0.7 }, "2026-01-01T00:00:00.000Z").unwrap();
+    b.insert(
+        &NewMemory { content: "hello", category: "core", namespace: "voice", importance: 0.7 },
+        "2026-01-01T00:00:00.000Z",
+    )
+    .unwrap();
     assert_eq!(schema_of(&p), before);
     assert_eq!(b.stats.files_created.load(Ordering::Relaxed), 0);
 }
@@ -71,7 +78,9 @@ fn insert_writes_the_contract_row() {
     let dir = tempfile::tempdir().unwrap();
     let (b, p) = fresh(&dir);
     let ts = "2026-05-18T00:43:00.123Z";
-    let id = b.insert(&NewMemory { content: "likes tea", category: "core", namespace: "voice", importance: 0.7 }, ts).unwrap();
+    let id = b
+        .insert(&NewMemory { content: "likes tea", category: "core", namespace: "voice", importance: 0.7 }, ts)
+        .unwrap();
     let c = Connection::open(&p).unwrap();
     let row: (String, String, String, String, Option<Vec<u8>>, String, String, Option<String>, String, f64, Option<String>) = c
         .query_row(
@@ -150,7 +159,12 @@ fn a_write_waits_for_another_writers_lock() {
 fn update_content_rewrites_one_row_and_its_index() {
     let dir = tempfile::tempdir().unwrap();
     let (b, _p) = fresh(&dir);
-    let id = b.insert(&NewMemory { content: "first try", category: "conversation", namespace: "voice", importance: 0.3 }, "t1").unwrap();
+    let id = b
+        .insert(
+            &NewMemory { content: "first try", category: "conversation", namespace: "voice", importance: 0.3 },
+            "t1",
+        )
+        .unwrap();
     b.update_content(&id, "second try", "t2").unwrap();
     assert_eq!(b.lookup("\"second try\"", 5).unwrap(), vec!["second try"]);
     assert!(b.lookup("\"first try\"", 5).unwrap().is_empty());
@@ -193,7 +207,11 @@ fn a_file_renamed_over_the_path_is_reopened_and_the_old_one_gets_nothing() {
     let restored = dir.path().join("restore.tmp");
     let c = Connection::open(&restored).unwrap();
     c.execute_batch(SCHEMA_SQL).unwrap();
-    c.execute("INSERT INTO memories (id, key, content, created_at, updated_at) VALUES ('r','r','from the backup','t','t')", []).unwrap();
+    c.execute(
+        "INSERT INTO memories (id, key, content, created_at, updated_at) VALUES ('r','r','from the backup','t','t')",
+        [],
+    )
+    .unwrap();
     drop(c);
     std::fs::rename(&restored, &p).unwrap();
 
@@ -310,7 +328,9 @@ fn lookup_gives_the_contract_rows_in_its_order_ties_and_pending_rows_included() 
     let dir = tempfile::tempdir().unwrap();
     let (b, p) = fresh(&dir);
     many_rows(&p, 3000);
-    for phrase in ["\"alpha\"", "\"beta\"", "\"gamma delta\"", "\"delta\"", "\"zeta\"", "\"nothing here\"", "\"alpha beta\""] {
+    for phrase in
+        ["\"alpha\"", "\"beta\"", "\"gamma delta\"", "\"delta\"", "\"zeta\"", "\"nothing here\"", "\"alpha beta\""]
+    {
         for limit in [1, 5, 20] {
             assert_eq!(b.lookup(phrase, limit).unwrap(), contract_lookup(&p, phrase, limit), "{phrase} limit {limit}");
         }
@@ -342,7 +362,13 @@ fn split_ranges_cover_every_rowid() {
 }
 
 fn op(content: &str) -> WriteOp {
-    WriteOp::Insert { content: content.into(), category: "core".into(), namespace: "voice".into(), importance: 0.7, ts: "t".into() }
+    WriteOp::Insert {
+        content: content.into(),
+        category: "core".into(),
+        namespace: "voice".into(),
+        importance: 0.7,
+        ts: "t".into(),
+    }
 }
 
 #[test]
@@ -380,7 +406,10 @@ fn queued_writes_commit_together_and_each_is_acknowledged_after_its_commit() {
         b.submit_write(op(&format!("queued {i}")), move |r| {
             let id = r.unwrap();
             // Acknowledged: another connection sees the row.
-            let seen: i64 = Connection::open(&p).unwrap().query_row("SELECT count(*) FROM memories WHERE id = ?1", [&id], |r| r.get(0)).unwrap();
+            let seen: i64 = Connection::open(&p)
+                .unwrap()
+                .query_row("SELECT count(*) FROM memories WHERE id = ?1", [&id], |r| r.get(0))
+                .unwrap();
             tx.send(seen).unwrap();
         });
     }
@@ -423,7 +452,9 @@ fn writes_from_many_threads_all_land_each_thread_in_its_own_order() {
             s.spawn(move || {
                 for i in 0..50 {
                     let tx = tx.clone();
-                    b.submit_write(op(&format!("t{t} {i:02}")), move |r| tx.send(r.map(|_| ()).map_err(|e| e.to_string())).unwrap());
+                    b.submit_write(op(&format!("t{t} {i:02}")), move |r| {
+                        tx.send(r.map(|_| ()).map_err(|e| e.to_string())).unwrap()
+                    });
                 }
             });
         }

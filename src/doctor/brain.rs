@@ -55,7 +55,11 @@ pub fn check(path: &Path, voice_enabled: bool, explicit: bool) -> Vec<Check> {
         Err(e) => out.push(Check::fail("brain.db journal", e, "brain.db is not an SQLite database: restore it from a backup")),
     }
     match open(path, wal_size.is_none()) {
-        Err(e) => out.push(Check::fail("brain.db open", e, "check the file's owner and mode, and that it is an SQLite database")),
+        Err(e) => out.push(Check::fail(
+            "brain.db open",
+            e,
+            "check the file's owner and mode, and that it is an SQLite database",
+        )),
         Ok(conn) => {
             out.push(schema_check(&conn));
             out.extend(rows(&conn));
@@ -97,7 +101,11 @@ fn journal_mode(path: &Path) -> Result<String, String> {
 
 fn open(path: &Path, immutable: bool) -> Result<Connection, String> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let uri = format!("file:{}{}", percent_encoding::utf8_percent_encode(&path.to_string_lossy(), URI_PATH), if immutable { "?immutable=1" } else { "?mode=ro" });
+    let uri = format!(
+        "file:{}{}",
+        percent_encoding::utf8_percent_encode(&path.to_string_lossy(), URI_PATH),
+        if immutable { "?immutable=1" } else { "?mode=ro" }
+    );
     let conn = Connection::open_with_flags(uri, flags).map_err(|e| e.to_string())?;
     conn.busy_timeout(std::time::Duration::from_secs(2)).map_err(|e| e.to_string())?;
     Ok(conn)
@@ -108,8 +116,12 @@ const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'
 type Objects = BTreeSet<(String, String)>;
 
 fn objects(conn: &Connection) -> rusqlite::Result<(Objects, BTreeSet<String>)> {
-    let mut st = conn.prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'")?;
-    let objs = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?.collect::<rusqlite::Result<Objects>>()?;
+    let mut st = conn.prepare(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'",
+    )?;
+    let objs = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<rusqlite::Result<Objects>>()?;
     let mut st = conn.prepare("SELECT name FROM pragma_table_info('memories')")?;
     let cols = st.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<BTreeSet<String>>>()?;
     Ok((objs, cols))
@@ -128,7 +140,9 @@ pub fn missing_schema(conn: &Connection) -> Result<Vec<String>, String> {
 
 fn schema_check(conn: &Connection) -> Check {
     match missing_schema(conn) {
-        Ok(m) if m.is_empty() => Check::ok("brain.db schema", "matches brain-schema.sql (memories, memories_fts, triggers, indexes)"),
+        Ok(m) if m.is_empty() => {
+            Check::ok("brain.db schema", "matches brain-schema.sql (memories, memories_fts, triggers, indexes)")
+        }
         Ok(m) => Check::fail(
             "brain.db schema",
             format!("missing {}", m.join(", ")),
@@ -138,17 +152,27 @@ fn schema_check(conn: &Connection) -> Check {
                 "this is not the production schema: let ZeroClaw migrate brain.db, or point DOTTY_BRAIN_DB at the real one"
             },
         ),
-        Err(e) => Check::fail("brain.db schema", e, "check that brain.db is an SQLite database and not locked exclusively"),
+        Err(e) => {
+            Check::fail("brain.db schema", e, "check that brain.db is an SQLite database and not locked exclusively")
+        }
     }
 }
 
 fn rows(conn: &Connection) -> Vec<Check> {
     let group = |col: &str| -> rusqlite::Result<Vec<(String, i64)>> {
-        let mut st = conn.prepare(&format!("SELECT coalesce({col}, '<null>'), count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1"))?;
+        let mut st = conn.prepare(&format!(
+            "SELECT coalesce({col}, '<null>'), count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1"
+        ))?;
         let v = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?.collect();
         v
     };
-    let fmt = |v: &[(String, i64)]| if v.is_empty() { "none".to_string() } else { v.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ") };
+    let fmt = |v: &[(String, i64)]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        }
+    };
     let mut out = Vec::new();
     match (group("category"), group("namespace")) {
         (Ok(cats), Ok(nss)) => {
@@ -158,9 +182,20 @@ fn rows(conn: &Connection) -> Vec<Check> {
             out.push(Check::ok("brain.db namespaces", fmt(&named)));
             let pending: Vec<_> = nss.iter().filter(|(k, _)| k.starts_with("person_pending:")).cloned().collect();
             let n: i64 = pending.iter().map(|(_, n)| n).sum();
-            out.push(Check::ok("brain.db pending", if n == 0 { "no facts waiting for review".into() } else { format!("{n} facts waiting for review ({})", fmt(&pending)) }));
+            out.push(Check::ok(
+                "brain.db pending",
+                if n == 0 {
+                    "no facts waiting for review".into()
+                } else {
+                    format!("{n} facts waiting for review ({})", fmt(&pending))
+                },
+            ));
         }
-        (Err(e), _) | (_, Err(e)) => out.push(Check::fail("brain.db rows", e.to_string(), "the memories table can't be read: check the schema line above")),
+        (Err(e), _) | (_, Err(e)) => out.push(Check::fail(
+            "brain.db rows",
+            e.to_string(),
+            "the memories table can't be read: check the schema line above",
+        )),
     }
     out
 }
@@ -184,7 +219,14 @@ fn holders(path: &Path) -> Check {
             }
         }
     }
-    Check::ok("brain.db holders", if found.is_empty() { "no other process has it open (that this user can see)".into() } else { found.into_iter().collect::<Vec<_>>().join(", ") })
+    Check::ok(
+        "brain.db holders",
+        if found.is_empty() {
+            "no other process has it open (that this user can see)".into()
+        } else {
+            found.into_iter().collect::<Vec<_>>().join(", ")
+        },
+    )
 }
 
 #[cfg(test)]
@@ -204,7 +246,8 @@ mod tests {
     }
 
     fn entries(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }
@@ -227,7 +270,8 @@ mod tests {
     fn missing_fts_fails_and_missing_file_is_not_created() {
         let d = tempfile::tempdir().unwrap();
         let no_fts: String = SCHEMA.replace("CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(\n    key, content, content=memories, content_rowid=rowid\n);", "");
-        let no_fts = no_fts.split("CREATE TRIGGER").next().unwrap().to_string() + &no_fts[no_fts.find("CREATE TABLE IF NOT EXISTS embedding_cache").unwrap()..];
+        let no_fts = no_fts.split("CREATE TRIGGER").next().unwrap().to_string()
+            + &no_fts[no_fts.find("CREATE TABLE IF NOT EXISTS embedding_cache").unwrap()..];
         let p = make(d.path(), &no_fts);
         let checks = check(&p, true, true);
         let s = checks.iter().find(|c| c.name == "brain.db schema").unwrap();

@@ -104,7 +104,11 @@ mod tests {
 
     #[test]
     fn every_variable_with_value_or_default_and_secrets_hidden() {
-        let r = run(&[("DOTTY_ADMIN_TOKEN", "s3cret"), ("XIAOZHI_HOST", "127.0.0.1"), ("MEMPALACE_REMOTE_URL", "https://u:pw@palace.lan/mcp")]);
+        let r = run(&[
+            ("DOTTY_ADMIN_TOKEN", "s3cret"),
+            ("XIAOZHI_HOST", "127.0.0.1"),
+            ("MEMPALACE_REMOTE_URL", "https://u:pw@palace.lan/mcp"),
+        ]);
         assert_eq!(r.checks.len(), VARIABLES.len());
         let text = r.to_text(false);
         assert!(!text.contains("s3cret") && !text.contains("pw@"), "{text}");

@@ -1,8 +1,8 @@
 //! `dotty-pi-ext feed`: what a feed would send (dry run, read-only) and what one did.
 
 use crate::palace::export::passes_quality_gate;
-use crate::palace::process::resolve_bin;
 use crate::palace::feed::{FeedOutcome, SkipReason};
+use crate::palace::process::resolve_bin;
 use crate::palace::PalaceConfig;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,11 @@ pub fn plan(pal: &PalaceConfig) -> String {
     }
     let mut out = String::new();
     if let Some(bin) = resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
-        out.push_str(&format!("would run the external exporter: {} --prepare --reason cli --wing {}\n", bin.display(), pal.feed_wing));
+        out.push_str(&format!(
+            "would run the external exporter: {} --prepare --reason cli --wing {}\n",
+            bin.display(),
+            pal.feed_wing
+        ));
     } else {
         let sessions = sessions(&pal.sessions_dir());
         let good: Vec<&(PathBuf, u64, bool)> = sessions.iter().filter(|s| s.2).collect();
@@ -28,14 +32,21 @@ pub fn plan(pal: &PalaceConfig) -> String {
             good.len()
         ));
         for (p, size, _) in &good {
-            out.push_str(&format!("  would stage {} ({size} bytes) unless unchanged since the last feed\n", p.strip_prefix(pal.sessions_dir()).unwrap_or(p).display()));
+            out.push_str(&format!(
+                "  would stage {} ({size} bytes) unless unchanged since the last feed\n",
+                p.strip_prefix(pal.sessions_dir()).unwrap_or(p).display()
+            ));
         }
         out.push_str(&format!("staging folder: {}\n", pal.feed_dir().join("staging").display()));
     }
     if let Some(t) = &pal.ssh_target {
         out.push_str(&format!("would rsync the staged sessions to {t}:{}\n", pal.remote_path));
     }
-    out.push_str(&format!("would call mempalace_mine (wing {}, timeout {} ms)\n", pal.feed_wing, pal.mine_timeout.as_millis()));
+    out.push_str(&format!(
+        "would call mempalace_mine (wing {}, timeout {} ms)\n",
+        pal.feed_wing,
+        pal.mine_timeout.as_millis()
+    ));
     out.push_str("dry run: nothing was written or sent");
     out
 }
@@ -65,13 +76,23 @@ fn sessions(dir: &Path) -> Vec<(PathBuf, u64, bool)> {
 /// What a feed did, in one line, and whether that is a success.
 pub fn describe(o: &FeedOutcome) -> (String, bool) {
     match o {
-        FeedOutcome::Fed { source, output } => (format!("fed {source} to the palace: {}", crate::text::take(output.trim(), 400)), true),
+        FeedOutcome::Fed { source, output } => {
+            (format!("fed {source} to the palace: {}", crate::text::take(output.trim(), 400)), true)
+        }
         FeedOutcome::NothingToFeed => ("nothing to feed: no session changed since the last feed".into(), true),
-        FeedOutcome::Skipped(SkipReason::Disabled) => ("feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0)".into(), true),
-        FeedOutcome::Skipped(SkipReason::NoSshTarget) => ("skipped: remote palace without MEMPALACE_PI_SSH_TARGET".into(), false),
+        FeedOutcome::Skipped(SkipReason::Disabled) => {
+            ("feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0)".into(), true)
+        }
+        FeedOutcome::Skipped(SkipReason::NoSshTarget) => {
+            ("skipped: remote palace without MEMPALACE_PI_SSH_TARGET".into(), false)
+        }
         FeedOutcome::Skipped(SkipReason::Debounced) => ("skipped: a feed ran moments ago".into(), true),
-        FeedOutcome::Skipped(SkipReason::Locked) => ("skipped: another process (pi?) is feeding right now".into(), false),
-        FeedOutcome::Skipped(SkipReason::PalaceDown) => ("skipped: the palace can't be reached (see `dotty-pi-ext doctor`)".into(), false),
+        FeedOutcome::Skipped(SkipReason::Locked) => {
+            ("skipped: another process (pi?) is feeding right now".into(), false)
+        }
+        FeedOutcome::Skipped(SkipReason::PalaceDown) => {
+            ("skipped: the palace can't be reached (see `dotty-pi-ext doctor`)".into(), false)
+        }
         FeedOutcome::Failed(why) => (format!("feed failed: {why}"), false),
     }
 }

@@ -143,7 +143,9 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
     config::check(get, &warnings, &mut report);
     let brain_path = voice.brain_db.clone();
     let (voice_enabled, explicit) = (voice.enabled, voice.brain_db_explicit);
-    let brain_checks = tokio::task::spawn_blocking(move || brain::check(&brain_path, voice_enabled, explicit)).await.unwrap_or_default();
+    let brain_checks = tokio::task::spawn_blocking(move || brain::check(&brain_path, voice_enabled, explicit))
+        .await
+        .unwrap_or_default();
     report.checks.extend(brain_checks);
     let (svc, pal_checks) = tokio::join!(services::check(&voice), palace::check(&pal, &mcp, PALACE_CAP));
     report.checks.extend(svc);

@@ -15,7 +15,11 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     }
     let mut out = Vec::new();
     let transport = match &mcp.remote_url {
-        Some(_) => format!("Streamable HTTP to {}{}", mcp.target(), if mcp.remote_token.is_some() { " with a bearer token" } else { "" }),
+        Some(_) => format!(
+            "Streamable HTTP to {}{}",
+            mcp.target(),
+            if mcp.remote_token.is_some() { " with a bearer token" } else { "" }
+        ),
         None => format!("stdio child `{}`", mcp.target()),
     };
     out.push(Check::ok("palace transport", transport));
@@ -31,7 +35,12 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
         Ok(Ok(tools)) => {
             let admitted = crate::palace::tools::admit(tools);
             let server = client.server_info().map_or("server info not given".into(), |i| {
-                let field = |k: &str| i.get(k).and_then(serde_json::Value::as_str).map(|s| crate::text::take(s, 64).to_string()).unwrap_or_else(|| "?".into());
+                let field = |k: &str| {
+                    i.get(k)
+                        .and_then(serde_json::Value::as_str)
+                        .map(|s| crate::text::take(s, 64).to_string())
+                        .unwrap_or_else(|| "?".into())
+                };
                 format!("server {} {}", field("name"), field("version"))
             });
             out.push(Check::ok("palace handshake", format!("{ms} ms, {} tools, {server}", admitted.tools.len())));
@@ -92,20 +101,40 @@ fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::T
         None => cache::key_for_command(&mcp.bin, &mcp.args),
     };
     let shown = path.display();
-    let saved = std::fs::read(&path).ok().filter(|b| b.len() as u64 <= cache::MAX_CACHE_BYTES).and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()).and_then(|v| v.get("savedAtMs").and_then(serde_json::Value::as_u64));
+    let saved = std::fs::read(&path)
+        .ok()
+        .filter(|b| b.len() as u64 <= cache::MAX_CACHE_BYTES)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("savedAtMs").and_then(serde_json::Value::as_u64));
     match cache::load(&path, &key) {
-        Ok(None) => Check::ok("palace tool cache", format!("none for this server at {shown} (pi writes it after its first handshake)")),
-        Err(why) => Check::warn("palace tool cache", format!("{shown} is ignored: {why}"), format!("delete {shown}; pi rewrites it after the next handshake")),
+        Ok(None) => Check::ok(
+            "palace tool cache",
+            format!("none for this server at {shown} (pi writes it after its first handshake)"),
+        ),
+        Err(why) => Check::warn(
+            "palace tool cache",
+            format!("{shown} is ignored: {why}"),
+            format!("delete {shown}; pi rewrites it after the next handshake"),
+        ),
         Ok(Some(cached)) => {
             let age = saved.map_or("unknown age".into(), |ms| format!("{} old", age(ms)));
-            let names = |l: &[crate::mcp::ToolInfo]| l.iter().map(|t| t.name.clone()).collect::<std::collections::BTreeSet<_>>();
+            let names = |l: &[crate::mcp::ToolInfo]| {
+                l.iter().map(|t| t.name.clone()).collect::<std::collections::BTreeSet<_>>()
+            };
             match live {
                 Some(live) if names(live) != names(&cached) || live != cached.as_slice() => Check::warn(
                     "palace tool cache",
                     format!("{} tools, {age}, stale: differs from the server's {} tools", cached.len(), live.len()),
                     format!("start pi once (it rewrites the cache after the handshake) or delete {shown}"),
                 ),
-                _ => Check::ok("palace tool cache", format!("{} tools, {age}{}", cached.len(), if live.is_some() { ", matches the server" } else { "" })),
+                _ => Check::ok(
+                    "palace tool cache",
+                    format!(
+                        "{} tools, {age}{}",
+                        cached.len(),
+                        if live.is_some() { ", matches the server" } else { "" }
+                    ),
+                ),
             }
         }
     }
@@ -116,15 +145,26 @@ fn feed_check(pal: &PalaceConfig) -> Check {
         return Check::ok("palace feed", "off (MEMPALACE_FEED=0)");
     }
     if pal.remote && pal.ssh_target.is_none() {
-        return Check::warn("palace feed", "remote palace without MEMPALACE_PI_SSH_TARGET: transcripts are not fed", "set MEMPALACE_PI_SSH_TARGET to the palace host (user@host) or MEMPALACE_FEED=0");
+        return Check::warn(
+            "palace feed",
+            "remote palace without MEMPALACE_PI_SSH_TARGET: transcripts are not fed",
+            "set MEMPALACE_PI_SSH_TARGET to the palace host (user@host) or MEMPALACE_FEED=0",
+        );
     }
     let exporter = match crate::palace::process::resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
         Some(p) => format!("external exporter {}", p.display()),
         None => "built-in exporter".into(),
     };
     let state = pal.feed_dir().join("state.json");
-    let last = std::fs::metadata(&state).and_then(|m| m.modified()).ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_millis() as u64);
-    let sessions = std::fs::read(&state).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()).and_then(|v| v.get("sessions").and_then(|s| s.as_object()).map(|s| s.len()));
+    let last = std::fs::metadata(&state)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    let sessions = std::fs::read(&state)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("sessions").and_then(|s| s.as_object()).map(|s| s.len()));
     let outcome = match (last, sessions) {
         (Some(ms), Some(n)) => format!("last successful feed {} ago ({n} sessions recorded)", age(ms)),
         (Some(_), None) => "state file unreadable (the next feed re-exports everything)".into(),
@@ -137,7 +177,9 @@ fn feed_check(pal: &PalaceConfig) -> Check {
             format!("{summary}; the last feed ({} ago) failed: {detail}", age(at_ms)),
             "fix what the failure names, then `npx dotty-pi-ext feed` (or the next session end) feeds again",
         ),
-        Some(Last { at_ms, outcome, reason, .. }) => Check::ok("palace feed", format!("{summary}; the last feed ({reason}, {} ago): {outcome}", age(at_ms))),
+        Some(Last { at_ms, outcome, reason, .. }) => {
+            Check::ok("palace feed", format!("{summary}; the last feed ({reason}, {} ago): {outcome}", age(at_ms)))
+        }
         None => Check::ok("palace feed", summary),
     }
 }
@@ -146,7 +188,9 @@ fn feed_check(pal: &PalaceConfig) -> Check {
 pub(crate) fn last_feed_line(pal: &PalaceConfig) -> String {
     match last_outcome(pal) {
         None => "none recorded".into(),
-        Some(Last { at_ms, outcome, reason, detail }) if detail.is_empty() => format!("{outcome} ({reason}, {} ago)", age(at_ms)),
+        Some(Last { at_ms, outcome, reason, detail }) if detail.is_empty() => {
+            format!("{outcome} ({reason}, {} ago)", age(at_ms))
+        }
         Some(Last { at_ms, outcome, reason, detail }) => format!("{outcome} ({reason}, {} ago): {detail}", age(at_ms)),
     }
 }
@@ -167,7 +211,12 @@ fn last_outcome(pal: &PalaceConfig) -> Option<Last> {
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
     let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(|x| crate::text::take(x, 300).to_string());
-    Some(Last { at_ms: v.get("atMs")?.as_u64()?, reason: s("reason")?, outcome: s("outcome")?, detail: s("detail").unwrap_or_default() })
+    Some(Last {
+        at_ms: v.get("atMs")?.as_u64()?,
+        reason: s("reason")?,
+        outcome: s("outcome")?,
+        detail: s("detail").unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]
@@ -202,7 +251,11 @@ mod tests {
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "doctor wrote into the agent dir");
 
         let key = cache::key_for_command(&mcp.bin, &mcp.args);
-        let old = vec![crate::mcp::ToolInfo { name: "gone_tool".into(), description: None, input_schema: serde_json::json!({"type": "object"}) }];
+        let old = vec![crate::mcp::ToolInfo {
+            name: "gone_tool".into(),
+            description: None,
+            input_schema: serde_json::json!({"type": "object"}),
+        }];
         cache::save(&pal.tools_cache_path(), &key, &old).unwrap();
         let r = check(&pal, &mcp, Duration::from_secs(10)).await;
         let c = r.iter().find(|c| c.name == "palace tool cache").unwrap();
@@ -240,7 +293,9 @@ mod tests {
             std::fs::write(pal.feed_dir().join(crate::palace::feed::LAST_OUTCOME_FILE), v.to_string()).unwrap();
         };
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
-        write(serde_json::json!({"atMs": now, "reason": "quit", "outcome": "failed", "detail": "mempalace_mine: Peer MCP writer active"}));
+        write(
+            serde_json::json!({"atMs": now, "reason": "quit", "outcome": "failed", "detail": "mempalace_mine: Peer MCP writer active"}),
+        );
         let c = feed_check(&pal);
         assert_eq!(c.status, Status::Warn, "{c:?}");
         assert!(c.detail.contains("failed: mempalace_mine: Peer MCP writer active"), "{}", c.detail);

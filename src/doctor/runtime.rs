@@ -9,14 +9,30 @@ const PI_PACKAGES: &[&str] = &["@earendil-works/pi-coding-agent", "@mariozechner
 
 pub fn check(host: &Host) -> Vec<Check> {
     let node = match &host.node_version {
-        Some(v) if v.trim_start_matches('v').split('.').next() == Some(TESTED_NODE_MAJOR) => Check::ok("node", format!("{v} (tested: Node {TESTED_NODE_MAJOR})")),
-        Some(v) => Check::warn("node", format!("{v}, not a tested version"), format!("run pi on Node {TESTED_NODE_MAJOR} (the version this package is tested with)")),
+        Some(v) if v.trim_start_matches('v').split('.').next() == Some(TESTED_NODE_MAJOR) => {
+            Check::ok("node", format!("{v} (tested: Node {TESTED_NODE_MAJOR})"))
+        }
+        Some(v) => Check::warn(
+            "node",
+            format!("{v}, not a tested version"),
+            format!("run pi on Node {TESTED_NODE_MAJOR} (the version this package is tested with)"),
+        ),
         None => Check::warn("node", "version unknown", format!("run pi on Node {TESTED_NODE_MAJOR}")),
     };
     let pi = match find_pi(host) {
-        Some((pkg, dir, v)) if TESTED_PI.contains(&v.as_str()) => Check::ok("pi", format!("{pkg} {v} at {}", dir.display())),
-        Some((pkg, dir, v)) => Check::warn("pi", format!("{pkg} {v} at {}, not a tested version ({})", dir.display(), TESTED_PI.join(", ")), format!("install pi {} (npm install -g @earendil-works/pi-coding-agent@0.74.0)", TESTED_PI.join(" or "))),
-        None => Check::warn("pi", "not found from the working directory or among the global packages", "install pi: npm install -g @earendil-works/pi-coding-agent@0.74.0"),
+        Some((pkg, dir, v)) if TESTED_PI.contains(&v.as_str()) => {
+            Check::ok("pi", format!("{pkg} {v} at {}", dir.display()))
+        }
+        Some((pkg, dir, v)) => Check::warn(
+            "pi",
+            format!("{pkg} {v} at {}, not a tested version ({})", dir.display(), TESTED_PI.join(", ")),
+            format!("install pi {} (npm install -g @earendil-works/pi-coding-agent@0.74.0)", TESTED_PI.join(" or ")),
+        ),
+        None => Check::warn(
+            "pi",
+            "not found from the working directory or among the global packages",
+            "install pi: npm install -g @earendil-works/pi-coding-agent@0.74.0",
+        ),
     };
     vec![node, pi]
 }
@@ -24,7 +40,8 @@ pub fn check(host: &Host) -> Vec<Check> {
 /// pi's package, from `node_modules` in the working directory and above, then the global folder
 /// of the running Node (`<prefix>/lib/node_modules`).
 pub fn find_pi(host: &Host) -> Option<(String, PathBuf, String)> {
-    let mut roots: Vec<PathBuf> = host.cwd.iter().flat_map(|c| c.ancestors().map(|a| a.join("node_modules")).collect::<Vec<_>>()).collect();
+    let mut roots: Vec<PathBuf> =
+        host.cwd.iter().flat_map(|c| c.ancestors().map(|a| a.join("node_modules")).collect::<Vec<_>>()).collect();
     if let Some(exe) = &host.node_exec_path {
         if let Some(prefix) = Path::new(exe).parent().and_then(Path::parent) {
             roots.push(prefix.join("lib/node_modules"));

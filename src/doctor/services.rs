@@ -15,7 +15,8 @@ pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
     let tcp = client(None);
     let behaviour = probe(
         "dotty-behaviour",
-        tcp.get(format!("{}/api/voice/person_review_status?person_id=doctor", cfg.behaviour_url)).timeout(cfg.behaviour_timeout),
+        tcp.get(format!("{}/api/voice/person_review_status?person_id=doctor", cfg.behaviour_url))
+            .timeout(cfg.behaviour_timeout),
         cfg.behaviour_timeout,
         |v| format!("needs_review={}", v.get("needs_review").map_or("<missing>".into(), Value::to_string)),
         "start dotty-behaviour or set DOTTY_BEHAVIOUR_URL to where it listens",
@@ -28,15 +29,29 @@ pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
             tcp.get(&models_url).timeout(cfg.thinker_timeout),
             cfg.thinker_timeout,
             move |v| {
-                let ids: Vec<&str> = v.get("data").and_then(Value::as_array).map(|a| a.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).collect()).unwrap_or_default();
-                format!("{} models{}", ids.len(), if ids.contains(&model.as_str()) { format!(", {model} among them") } else { format!(", {model} NOT among them") })
+                let ids: Vec<&str> = v
+                    .get("data")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).collect())
+                    .unwrap_or_default();
+                format!(
+                    "{} models{}",
+                    ids.len(),
+                    if ids.contains(&model.as_str()) {
+                        format!(", {model} among them")
+                    } else {
+                        format!(", {model} NOT among them")
+                    }
+                )
             },
             "start llama-swap or set VOICE_THINKER_URL to its /v1/chat/completions",
         )
         .await;
         if c.status == super::Status::Ok && c.detail.contains("NOT among them") {
             c.status = super::Status::Warn;
-            c.fix = Some("set VOICE_THINKER_MODEL to one of llama-swap's models, or add the model to llama-swap's config".into());
+            c.fix = Some(
+                "set VOICE_THINKER_MODEL to one of llama-swap's models, or add the model to llama-swap's config".into(),
+            );
         }
         c
     };
@@ -47,7 +62,11 @@ pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
             let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.clone() };
             (tcp.clone(), format!("http://{host}:{}", cfg.xiaozhi_port))
         } else {
-            return Check::warn("xiaozhi admin", "not configured: play_song can't reach xiaozhi-server", "set XIAOZHI_HOST (and XIAOZHI_HTTP_PORT) or XIAOZHI_ADMIN_SOCKET");
+            return Check::warn(
+                "xiaozhi admin",
+                "not configured: play_song can't reach xiaozhi-server",
+                "set XIAOZHI_HOST (and XIAOZHI_HTTP_PORT) or XIAOZHI_ADMIN_SOCKET",
+            );
         };
         let mut req = http.get(format!("{base}/xiaozhi/admin/songs")).timeout(cfg.xiaozhi_timeout);
         if let Some(t) = &cfg.admin_token {
@@ -77,20 +96,38 @@ pub fn models_url(thinker_url: &str) -> String {
     }
 }
 
-async fn probe(name: &str, req: reqwest::RequestBuilder, timeout: Duration, summary: impl FnOnce(&Value) -> String, down_fix: &str) -> Check {
+async fn probe(
+    name: &str,
+    req: reqwest::RequestBuilder,
+    timeout: Duration,
+    summary: impl FnOnce(&Value) -> String,
+    down_fix: &str,
+) -> Check {
     let t0 = Instant::now();
     let r = send(req).await;
     let ms = t0.elapsed().as_millis();
     match r {
         Ok((status, body)) => match serde_json::from_str::<Value>(&body) {
             Ok(v) => Check::ok(name, format!("HTTP {status} in {ms} ms: {}", summary(&v))),
-            Err(_) => Check::warn(name, format!("HTTP {status} in {ms} ms but not JSON: {}", crate::text::take(&body, 80)), "check that the URL points at this service and not something else"),
+            Err(_) => Check::warn(
+                name,
+                format!("HTTP {status} in {ms} ms but not JSON: {}", crate::text::take(&body, 80)),
+                "check that the URL points at this service and not something else",
+            ),
         },
-        Err(HttpError::Status { status: s @ (401 | 403), .. }) => {
-            Check::fail(name, format!("HTTP {s} in {ms} ms: the token was refused"), "set DOTTY_ADMIN_TOKEN to the admin token xiaozhi-server is configured with")
+        Err(HttpError::Status { status: s @ (401 | 403), .. }) => Check::fail(
+            name,
+            format!("HTTP {s} in {ms} ms: the token was refused"),
+            "set DOTTY_ADMIN_TOKEN to the admin token xiaozhi-server is configured with",
+        ),
+        Err(HttpError::Status { status, body }) => Check::fail(
+            name,
+            format!("HTTP {status} in {ms} ms: {}", crate::text::take(&body, 80)),
+            "check the service's own log; the URL may point at the wrong service or path",
+        ),
+        Err(HttpError::Timeout) => {
+            Check::fail(name, format!("no answer within {} ms", timeout.as_millis()), down_fix.to_string())
         }
-        Err(HttpError::Status { status, body }) => Check::fail(name, format!("HTTP {status} in {ms} ms: {}", crate::text::take(&body, 80)), "check the service's own log; the URL may point at the wrong service or path"),
-        Err(HttpError::Timeout) => Check::fail(name, format!("no answer within {} ms", timeout.as_millis()), down_fix.to_string()),
         Err(e) => Check::fail(name, format!("unreachable: {e}"), down_fix.to_string()),
     }
 }
@@ -116,7 +153,8 @@ mod tests {
     }
 
     fn cfg(vars: &[(&str, String)]) -> VoiceConfig {
-        let map: std::collections::HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let map: std::collections::HashMap<String, String> =
+            vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         VoiceConfig::from_lookup(&move |k: &str| map.get(k).cloned()).0
     }
 

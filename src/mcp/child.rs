@@ -7,6 +7,7 @@ use super::config::McpConfig;
 use super::error::McpError;
 use super::framing::{self, Line};
 use crate::process_group::ProcessGroup;
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::Mutex;
@@ -14,7 +15,6 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
-use crate::sync::lock;
 
 /// The env of the child never holds these (docs/trust.md).
 const SECRET_ENV: &[&str] = &["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
@@ -103,7 +103,12 @@ impl StderrTail {
 /// process group, so a signal never hits a reused pid. Waits for the child to exit, or for a kill
 /// (stop with that grace); then clears its group and lets `stderr` reach EOF. Returns the exit
 /// status as text.
-pub(crate) async fn reap(mut child: Child, mut group: ProcessGroup, kill_rx: oneshot::Receiver<Duration>, stderr: &StderrTail) -> String {
+pub(crate) async fn reap(
+    mut child: Child,
+    mut group: ProcessGroup,
+    kill_rx: oneshot::Receiver<Duration>,
+    stderr: &StderrTail,
+) -> String {
     let (status, grace) = tokio::select! {
         s = child.wait() => (s, Duration::from_secs(2)),
         g = kill_rx => {
@@ -149,7 +154,10 @@ pub(crate) fn is_gone(pid: u32) -> bool {
 pub(crate) fn sigkill_pending(pid: u32) -> bool {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
     const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
-    status.lines().filter_map(|l| l.strip_prefix("SigPnd:").or_else(|| l.strip_prefix("ShdPnd:"))).any(|m| u64::from_str_radix(m.trim(), 16).is_ok_and(|m| m & SIGKILL_BIT != 0))
+    status
+        .lines()
+        .filter_map(|l| l.strip_prefix("SigPnd:").or_else(|| l.strip_prefix("ShdPnd:")))
+        .any(|m| u64::from_str_radix(m.trim(), 16).is_ok_and(|m| m & SIGKILL_BIT != 0))
 }
 
 /// True when child `pid` has exited: peeked with `WNOWAIT`, so it stays for the reaper to reap.

@@ -15,11 +15,11 @@ use super::handshake::handshake;
 pub use super::handshake::ToolInfo;
 use super::race::{cancelled, Failure};
 use super::transport::Conn;
+use crate::sync::lock;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
-use crate::sync::lock;
 
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,9 +247,10 @@ impl McpClient {
         let init = self.cfg.init_timeout;
         let work = async {
             let guard = match init {
-                Some(d) => tokio::time::timeout(d, self.connecting.lock())
-                    .await
-                    .map_err(|_| McpError::Timeout { ms: d.as_millis() as u64, method: "connect (waiting for the handshake)".into() })?,
+                Some(d) => tokio::time::timeout(d, self.connecting.lock()).await.map_err(|_| McpError::Timeout {
+                    ms: d.as_millis() as u64,
+                    method: "connect (waiting for the handshake)".into(),
+                })?,
                 None => self.connecting.lock().await,
             };
             let r = self.establish().await;
@@ -385,7 +386,10 @@ impl McpClient {
         let Some(raw) = self.cfg.remote_url.as_deref().filter(|_| self.cfg.remote_token.is_some()) else { return };
         let Ok(url) = reqwest::Url::parse(raw) else { return };
         let host = url.host_str().unwrap_or_default();
-        if url.scheme() == "http" && !crate::config::is_loopback_host(host) && !self.warned_plain_http.swap(true, Ordering::Relaxed) {
+        if url.scheme() == "http"
+            && !crate::config::is_loopback_host(host)
+            && !self.warned_plain_http.swap(true, Ordering::Relaxed)
+        {
             crate::diag!(
                 "warning: MEMPALACE_REMOTE_TOKEN is sent over plain http:// to {}; anyone on that network path can read it (use https or a loopback/docker0 address you trust)",
                 url.host_str().unwrap_or("?")

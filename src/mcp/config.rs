@@ -121,7 +121,8 @@ impl McpConfig {
         let timeout = ms_or_none(num("MEMPALACE_MCP_TIMEOUT_MS", DEFAULT_TIMEOUT_MS));
         let init_timeout = ms_or_none(num("MEMPALACE_MCP_INIT_TIMEOUT_MS", DEFAULT_INIT_TIMEOUT_MS));
         let max_respawns = num("MEMPALACE_MCP_MAX_RESPAWNS", DEFAULT_MAX_RESPAWNS as u64).min(u32::MAX as u64) as u32;
-        let respawn_backoff = Duration::from_millis(num("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", DEFAULT_RESPAWN_BACKOFF_MS));
+        let respawn_backoff =
+            Duration::from_millis(num("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", DEFAULT_RESPAWN_BACKOFF_MS));
         let max_message_bytes = r.parsed(
             "MEMPALACE_MCP_MAX_MESSAGE_BYTES",
             DEFAULT_MAX_MESSAGE_BYTES as u64,
@@ -130,14 +131,18 @@ impl McpConfig {
         ) as usize;
         let remote_url = r.text("MEMPALACE_REMOTE_URL");
         if let Some(u) = &remote_url {
-            if !matches!(reqwest::Url::parse(u), Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some()) {
+            if !matches!(reqwest::Url::parse(u), Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some())
+            {
                 // Not a silent fallback to a local palace: the user meant a remote one.
                 r.warn("MEMPALACE_REMOTE_URL is not an http(s) URL with a host; the palace stays unreachable".into());
             }
         }
         McpConfig {
             bin: r.text("MEMPALACE_MCP_BIN").unwrap_or_else(|| DEFAULT_BIN.into()),
-            args: r.raw("MEMPALACE_MCP_ARGS").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default(),
+            args: r
+                .raw("MEMPALACE_MCP_ARGS")
+                .map(|a| a.split_whitespace().map(String::from).collect())
+                .unwrap_or_default(),
             remote_url,
             remote_token: r.text("MEMPALACE_REMOTE_TOKEN").map(Secret::new),
             timeout,
@@ -168,7 +173,10 @@ impl McpConfig {
                 }
                 Err(_) => "<invalid MEMPALACE_REMOTE_URL>".into(),
             },
-            None => std::iter::once(self.bin.as_str()).chain(self.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" "),
+            None => std::iter::once(self.bin.as_str())
+                .chain(self.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }

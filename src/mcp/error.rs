@@ -97,8 +97,12 @@ mod tests {
     fn display_is_actionable() {
         let e = McpError::Rpc { code: -32601, message: "Unknown tool: x".into(), data: None };
         assert_eq!(e.to_string(), "-32601 Unknown tool: x");
-        assert!(McpError::Timeout { ms: 1500, method: "tools/call".into() }.to_string().contains("timed out after 1500 ms"));
-        assert!(McpError::Down { respawns: 2, last: "x".into() }.to_string().starts_with("MemPalace is down: gave up after 2 respawns"));
+        assert!(McpError::Timeout { ms: 1500, method: "tools/call".into() }
+            .to_string()
+            .contains("timed out after 1500 ms"));
+        assert!(McpError::Down { respawns: 2, last: "x".into() }
+            .to_string()
+            .starts_with("MemPalace is down: gave up after 2 respawns"));
         assert!(McpError::Unauthorized.to_string().contains("MEMPALACE_REMOTE_TOKEN is missing or wrong"));
         assert!(McpError::Forbidden.to_string().contains("Host/Origin"));
         assert!(McpError::TooLarge { cap: 4 << 20 }.to_string().contains("reply larger than 4 MiB"));

@@ -145,7 +145,12 @@ pub enum Line {
 /// Reads one `\n`-terminated line into `buf` (cleared first), keeping at most `cap` bytes: a
 /// longer line is consumed and dropped as it streams (never held whole) so the next read starts at
 /// the next line; its bytes go through `scan`, when given, to learn which request it answered.
-pub async fn read_line_capped<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, cap: usize, mut scan: Option<&mut IdScan>) -> std::io::Result<Line> {
+pub async fn read_line_capped<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+    mut scan: Option<&mut IdScan>,
+) -> std::io::Result<Line> {
     buf.clear();
     if let Some(s) = scan.as_deref_mut() {
         s.reset();
@@ -306,9 +311,17 @@ mod tests {
 
     #[test]
     fn id_scan_finds_the_top_level_id_anywhere() {
-        assert_eq!(scan(r#"{"jsonrpc":"2.0","id":12,"result":{"content":"xxxx"#).id, Some(json!(12)), "a prefix is enough");
+        assert_eq!(
+            scan(r#"{"jsonrpc":"2.0","id":12,"result":{"content":"xxxx"#).id,
+            Some(json!(12)),
+            "a prefix is enough"
+        );
         let s = scan(r#"{"jsonrpc":"2.0","result":{"id":99,"t":"\"id\":5,"},"id" : 7 }"#);
-        assert_eq!((s.id, s.has_outcome, s.has_method), (Some(json!(7)), true, false), "nested and quoted ids don't count");
+        assert_eq!(
+            (s.id, s.has_outcome, s.has_method),
+            (Some(json!(7)), true, false),
+            "nested and quoted ids don't count"
+        );
         let s = scan(r#"{"method":"ping","params":{"id":1},"id":"a,}b"}"#);
         assert_eq!((s.id, s.has_method), (Some(json!("a,}b")), true));
         assert_eq!(scan(r#"{"jsonrpc":"2.0","result":[1,{"id":3}]}"#).id, None);
@@ -339,7 +352,10 @@ mod tests {
         let input = format!("{{\"jsonrpc\":\"2.0\",\"result\":\"{}\",\"id\":41}}\nnext\n", "x".repeat(1000));
         let mut r = tokio::io::BufReader::with_capacity(64, input.as_bytes());
         let mut sc = IdScan::default();
-        assert_eq!(read_line_capped(&mut r, &mut buf, 100, Some(&mut sc)).await.unwrap(), Line::TooLong(input.len() - 6));
+        assert_eq!(
+            read_line_capped(&mut r, &mut buf, 100, Some(&mut sc)).await.unwrap(),
+            Line::TooLong(input.len() - 6)
+        );
         assert_eq!((sc.id.clone(), sc.has_outcome), (Some(json!(41)), true));
         assert!(buf.capacity() <= 100, "nothing of it is kept");
         assert_eq!(read_line_capped(&mut r, &mut buf, 100, Some(&mut sc)).await.unwrap(), Line::Ok);
@@ -350,7 +366,9 @@ mod tests {
     fn sse_events_across_chunks() {
         let mut p = SseParser::new(1 << 20);
         let mut got = Vec::new();
-        for chunk in [&b": comment\nevent: message\nda"[..], b"ta: {\"a\":\r\ndata:1}\n", b"\nid: 7\ndata: x\n\n", b"data: tail"] {
+        for chunk in
+            [&b": comment\nevent: message\nda"[..], b"ta: {\"a\":\r\ndata:1}\n", b"\nid: 7\ndata: x\n\n", b"data: tail"]
+        {
             got.extend(p.feed(chunk).unwrap());
         }
         got.extend(p.finish());

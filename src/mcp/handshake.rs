@@ -57,7 +57,10 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Handshake, McpError> {
     }
     // A server that pages on and on must not grow our memory: keep what came (the palace takes
     // at most 512 tools of it anyway) and say so once.
-    crate::diag!("MemPalace's tools/list goes on past {} tools or {MAX_LIST_PAGES} pages; the rest is not read", tools.len());
+    crate::diag!(
+        "MemPalace's tools/list goes on past {} tools or {MAX_LIST_PAGES} pages; the rest is not read",
+        tools.len()
+    );
     Ok(Handshake { tools, server_info })
 }
 

@@ -15,6 +15,7 @@ use super::framing::SseParser;
 use super::jsonrpc::{self, Incoming};
 use super::race::{race, Failure, Raced};
 use crate::config::Secret;
+use crate::sync::lock;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -22,7 +23,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
-use crate::sync::lock;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -61,7 +61,10 @@ pub(crate) fn client() -> reqwest::Client {
         .build()
         .unwrap_or_else(|e| {
             // Without our settings the client would follow redirects: better no client at all.
-            crate::diag!("MemPalace HTTP client setup failed ({}); the remote palace stays unreachable", crate::diag::chain(&e));
+            crate::diag!(
+                "MemPalace HTTP client setup failed ({}); the remote palace stays unreachable",
+                crate::diag::chain(&e)
+            );
             reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap_or_default()
         })
 }
@@ -82,8 +85,9 @@ pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn,
         .ok_or_else(|| McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()))?;
     let auth = match &cfg.remote_token {
         Some(t) => {
-            let mut v = HeaderValue::from_str(&format!("Bearer {}", t.expose()))
-                .map_err(|_| McpError::Config("MEMPALACE_REMOTE_TOKEN contains characters a header can't carry".into()))?;
+            let mut v = HeaderValue::from_str(&format!("Bearer {}", t.expose())).map_err(|_| {
+                McpError::Config("MEMPALACE_REMOTE_TOKEN contains characters a header can't carry".into())
+            })?;
             v.set_sensitive(true);
             Some(v)
         }
@@ -143,7 +147,8 @@ impl HttpConn {
         }
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         let msg = jsonrpc::request(id, method, params);
-        match race(inner.exchange(&msg, id), &mut dead, method, timeout, cancel, |why| self.spawn_cancel(id, why)).await {
+        match race(inner.exchange(&msg, id), &mut dead, method, timeout, cancel, |why| self.spawn_cancel(id, why)).await
+        {
             Raced::Finished(r) => r,
             Raced::Died(r) => Err(Failure::sent(McpError::Crashed(r))),
             Raced::GivenUp(f) => Err(f),
@@ -154,7 +159,9 @@ impl HttpConn {
     fn spawn_cancel(&self, id: u64, reason: &'static str) {
         let inner = self.inner.clone();
         tokio::spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(5), inner.round_trip(&jsonrpc::cancelled(id, reason), None)).await;
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), inner.round_trip(&jsonrpc::cancelled(id, reason), None))
+                    .await;
         });
     }
 
@@ -258,19 +265,25 @@ impl Inner {
         }
         let status = resp.status();
         if status.is_redirection() {
-            let location = resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(no Location)");
+            let location =
+                resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(no Location)");
             let location = match self.url.join(location) {
                 Ok(u) => self.scrub(shown_url(&u)),
                 Err(_) => "(an invalid Location)".into(),
             };
-            return Err(Failure::sent(McpError::Redirect { status: status.as_u16(), location: crate::text::take(&location, 200).to_string() }));
+            return Err(Failure::sent(McpError::Redirect {
+                status: status.as_u16(),
+                location: crate::text::take(&location, 200).to_string(),
+            }));
         }
         if !status.is_success() {
             let body = self.scrub(String::from_utf8_lossy(&read_prefix(resp, 4096).await).into_owned());
             return Err(Failure::sent(match status {
                 StatusCode::UNAUTHORIZED => McpError::Unauthorized,
                 StatusCode::FORBIDDEN => McpError::Forbidden,
-                s if s.is_server_error() => McpError::Crashed(format!("HTTP {}: {}", s.as_u16(), crate::text::take(body.trim(), 200))),
+                s if s.is_server_error() => {
+                    McpError::Crashed(format!("HTTP {}: {}", s.as_u16(), crate::text::take(body.trim(), 200)))
+                }
                 s => McpError::Http { status: s.as_u16(), body },
             }));
         }
@@ -324,7 +337,10 @@ impl Inner {
     async fn read_sse(&self, mut resp: reqwest::Response, id: u64) -> Result<Value, Failure> {
         let mut parser = SseParser::new(self.cap);
         loop {
-            let chunk = resp.chunk().await.map_err(|e| Failure::sent(McpError::Crashed(self.scrub(crate::diag::root_cause(&e)))))?;
+            let chunk = resp
+                .chunk()
+                .await
+                .map_err(|e| Failure::sent(McpError::Crashed(self.scrub(crate::diag::root_cause(&e)))))?;
             let events = match &chunk {
                 Some(c) => parser.feed(c).map_err(|_| Failure::sent(McpError::TooLarge { cap: self.cap }))?,
                 None => parser.finish(),
@@ -340,7 +356,9 @@ impl Inner {
                 }
             }
             if chunk.is_none() {
-                return Err(Failure::sent(McpError::Crashed(format!("the SSE stream ended without a reply to request {id}"))));
+                return Err(Failure::sent(McpError::Crashed(format!(
+                    "the SSE stream ended without a reply to request {id}"
+                ))));
             }
         }
     }
@@ -398,7 +416,11 @@ mod tests {
 
     #[test]
     fn scrub_removes_the_token_and_the_url_password() {
-        let cfg = McpConfig { remote_url: Some("http://u:p%40ss-9@h:1/mcp".into()), remote_token: Some(Secret::new("tok-1")), ..McpConfig::default() };
+        let cfg = McpConfig {
+            remote_url: Some("http://u:p%40ss-9@h:1/mcp".into()),
+            remote_token: Some(Secret::new("tok-1")),
+            ..McpConfig::default()
+        };
         let c = open(&cfg, client()).unwrap();
         let s = c.inner.scrub("u:p%40ss-9 u:p@ss-9 p@ss-9 tok-1 user".into());
         assert_eq!(s, "<redacted> <redacted> <redacted> <redacted> user");

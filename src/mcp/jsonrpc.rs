@@ -127,7 +127,9 @@ impl<'de> Deserialize<'de> for Envelope {
 pub fn parse(bytes: &[u8]) -> Incoming {
     match serde_json::from_slice::<Envelope>(bytes) {
         Ok(env) => classify(env),
-        Err(e) if e.classify() == serde_json::error::Category::Data => Incoming::Invalid("not a JSON-RPC object".into()),
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            Incoming::Invalid("not a JSON-RPC object".into())
+        }
         Err(_) => Incoming::NotJson,
     }
 }
@@ -136,7 +138,8 @@ pub fn parse(bytes: &[u8]) -> Incoming {
 pub fn parse_body(bytes: &[u8]) -> Result<Vec<Incoming>, String> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
-        let batch: Vec<Envelope> = serde_json::from_slice(bytes).map_err(|e| format!("the reply is not a JSON-RPC batch ({e})"))?;
+        let batch: Vec<Envelope> =
+            serde_json::from_slice(bytes).map_err(|e| format!("the reply is not a JSON-RPC batch ({e})"))?;
         return Ok(batch.into_iter().map(classify).collect());
     }
     match parse(bytes) {
@@ -157,7 +160,9 @@ fn classify(env: Envelope) -> Incoming {
         return Incoming::Invalid("neither method, result nor error".into());
     }
     let Some(id) = id.as_ref().and_then(Value::as_u64) else {
-        return Incoming::Orphan(id.map_or_else(|| "null".into(), |v| crate::text::take(&v.to_string(), 64).to_string()));
+        return Incoming::Orphan(
+            id.map_or_else(|| "null".into(), |v| crate::text::take(&v.to_string(), 64).to_string()),
+        );
     };
     let outcome = match error {
         Some(e) => Err(RpcError {
@@ -177,13 +182,28 @@ mod tests {
     #[test]
     fn parse_shapes() {
         let p = |v: Value| parse(v.to_string().as_bytes());
-        assert_eq!(p(json!({"jsonrpc":"2.0","id":3,"result":{"a":1}})), Incoming::Response { id: 3, outcome: Ok(json!({"a":1})) });
-        assert_eq!(p(json!({"jsonrpc":"2.0","id":3,"result":null})), Incoming::Response { id: 3, outcome: Ok(Value::Null) });
+        assert_eq!(
+            p(json!({"jsonrpc":"2.0","id":3,"result":{"a":1}})),
+            Incoming::Response { id: 3, outcome: Ok(json!({"a":1})) }
+        );
+        assert_eq!(
+            p(json!({"jsonrpc":"2.0","id":3,"result":null})),
+            Incoming::Response { id: 3, outcome: Ok(Value::Null) }
+        );
         let e = p(json!({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Unknown tool: x"}}));
         assert!(matches!(e, Incoming::Response { id: 4, outcome: Err(RpcError { code: -32601, .. }) }));
-        assert_eq!(p(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})), Incoming::Orphan("null".into()));
-        assert_eq!(p(json!({"jsonrpc":"2.0","id":"a","method":"ping","params":{"big":[1,2,3]}})), Incoming::Request { id: json!("a"), method: "ping".into() });
-        assert_eq!(p(json!({"jsonrpc":"2.0","method":"notifications/message"})), Incoming::Notification { method: "notifications/message".into() });
+        assert_eq!(
+            p(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})),
+            Incoming::Orphan("null".into())
+        );
+        assert_eq!(
+            p(json!({"jsonrpc":"2.0","id":"a","method":"ping","params":{"big":[1,2,3]}})),
+            Incoming::Request { id: json!("a"), method: "ping".into() }
+        );
+        assert_eq!(
+            p(json!({"jsonrpc":"2.0","method":"notifications/message"})),
+            Incoming::Notification { method: "notifications/message".into() }
+        );
         assert!(matches!(p(json!([1])), Incoming::Invalid(_)));
         assert!(matches!(p(json!({"x":1})), Incoming::Invalid(_)));
         assert_eq!(parse(b"this is not json {{{"), Incoming::NotJson);

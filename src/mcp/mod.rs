@@ -50,7 +50,7 @@ mod transport;
 pub use client::{CallResult, McpClient, McpStats, ToolInfo};
 pub use config::McpConfig;
 pub use error::McpError;
-pub use jsonrpc::{KNOWN_PROTOCOL_VERSIONS, PROTOCOL_VERSION};
 /// Public for `fuzz/`: how one `tools/list` entry is read.
 #[doc(hidden)]
 pub use handshake::parse_tool;
+pub use jsonrpc::{KNOWN_PROTOCOL_VERSIONS, PROTOCOL_VERSION};

@@ -101,7 +101,12 @@ mod tests {
     use std::cell::Cell;
 
     /// Runs `race` over `exchange` and returns how it ended and what the server was told.
-    async fn run<T>(exchange: impl Future<Output = T>, dead: Option<&str>, timeout: Option<Duration>, cancel: &mut Option<oneshot::Receiver<()>>) -> (Raced<T>, Option<&'static str>) {
+    async fn run<T>(
+        exchange: impl Future<Output = T>,
+        dead: Option<&str>,
+        timeout: Option<Duration>,
+        cancel: &mut Option<oneshot::Receiver<()>>,
+    ) -> (Raced<T>, Option<&'static str>) {
         let (tx, mut rx) = watch::channel(dead.map(String::from));
         let told = Cell::new(None);
         let r = race(exchange, &mut rx, "tools/call", timeout, cancel, |why| told.set(Some(why))).await;

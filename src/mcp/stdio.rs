@@ -22,6 +22,7 @@ use super::error::McpError;
 use super::framing::{self, IdScan, Line};
 use super::jsonrpc::{self, Incoming};
 use super::race::{race, Failure, Raced};
+use crate::sync::lock;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,7 +32,6 @@ use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, watch};
-use crate::sync::lock;
 
 /// Requests the server sent us whose replies are not yet written: more means it sends faster than
 /// it reads (a ping flood from a server that never reads stdin grew memory without bound).
@@ -108,7 +108,6 @@ impl Shared {
     fn reason(&self) -> String {
         self.dead.borrow().clone().unwrap_or_else(|| "the connection closed".into())
     }
-
 }
 
 pub(crate) struct StdioConn {
@@ -203,7 +202,9 @@ impl StdioConn {
         let _guard = PendingGuard { sh: &self.sh, id };
         let (ack_tx, mut ack_rx) = oneshot::channel();
         let exchange = async {
-            tx.send(Out { line: line_of(&jsonrpc::request(id, method, params)), ack: Some(ack_tx) }).await.map_err(|_| ())?;
+            tx.send(Out { line: line_of(&jsonrpc::request(id, method, params)), ack: Some(ack_tx) })
+                .await
+                .map_err(|_| ())?;
             reply_rx.await.map_err(|_| ())
         };
         let give_up = |why| self.try_send(&jsonrpc::cancelled(id, why));
@@ -315,7 +316,10 @@ async fn write_loop(
         let Some(out) = out else {
             // Dead because the child exited (noticed first by a reader or a peek): once its group
             // is gone, what is unread stays unread. Else we stopped it: close stdin now.
-            if !sh.stopped_by_us.load(Ordering::SeqCst) && child::is_gone(pid) && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_))) {
+            if !sh.stopped_by_us.load(Ordering::SeqCst)
+                && child::is_gone(pid)
+                && matches!(tokio::time::timeout(VERDICT_WAIT, exited.wait_for(Option::is_some)).await, Ok(Ok(_)))
+            {
                 break WriterEnd::NoReader;
             }
             break WriterEnd::Stopped;
@@ -334,7 +338,9 @@ async fn write_loop(
     };
     let verdict = match end {
         _ if sh.stopped_by_us.load(Ordering::SeqCst) => Verdict::Unknown,
-        WriterEnd::NoReader => child::unread_bytes(&stdin).map_or(Verdict::Unknown, |n| Verdict::Consumed(written.saturating_sub(n))),
+        WriterEnd::NoReader => {
+            child::unread_bytes(&stdin).map_or(Verdict::Unknown, |n| Verdict::Consumed(written.saturating_sub(n)))
+        }
         WriterEnd::Stopped => Verdict::Unknown,
     };
     sh.verdict.send_replace(Some(verdict));
@@ -371,7 +377,7 @@ async fn read_loop(
         }
     }
     drop(router); // closes our side of the reply queue
-    // stdout closed: usually the child is exiting. Wait briefly for its status: a better message.
+                  // stdout closed: usually the child is exiting. Wait briefly for its status: a better message.
     let status = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|s| s.is_some())).await;
     let reason = match status {
         Ok(Ok(s)) => format!("the server exited ({})", s.clone().unwrap_or_default()),
@@ -402,7 +408,8 @@ impl Router<'_> {
             }
             Incoming::Orphan(id) => self.report(format!("sent a reply to no request of ours (id {id})")),
             Incoming::Request { id, method } => {
-                let answer = if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
+                let answer =
+                    if method == "ping" { Ok(serde_json::json!({})) } else { Err((-32601, "Method not found")) };
                 match self.replies.try_send(line_of(&jsonrpc::reply(id, answer))) {
                     Ok(()) | Err(TrySendError::Closed(_)) => {}
                     Err(TrySendError::Full(_)) => {
@@ -422,7 +429,10 @@ impl Router<'_> {
                 }
             }
             Incoming::Invalid(why) => self.report(format!("wrote a message that is not JSON-RPC ({why})")),
-            Incoming::NotJson => self.report(format!("wrote a line that is not JSON: {:?}", crate::text::take(&String::from_utf8_lossy(line), 120))),
+            Incoming::NotJson => self.report(format!(
+                "wrote a line that is not JSON: {:?}",
+                crate::text::take(&String::from_utf8_lossy(line), 120)
+            )),
         }
         Ok(())
     }
@@ -434,7 +444,9 @@ impl Router<'_> {
         match scan.id.as_ref().and_then(Value::as_u64).filter(|_| !scan.has_method) {
             Some(id) => {
                 if self.sh.debug {
-                    crate::diag!("MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails");
+                    crate::diag!(
+                        "MemPalace wrote a {n}-byte reply to request {id}, over the {size} cap; the request fails"
+                    );
                 }
                 deliver(self.sh, id, Err(McpError::TooLarge { cap }));
             }
@@ -445,7 +457,10 @@ impl Router<'_> {
     fn report(&mut self, what: String) {
         self.reported += 1;
         if self.reported <= 10 {
-            crate::diag!("MemPalace {what}; skipped{}", if self.reported == 10 { " (further ones are not reported)" } else { "" });
+            crate::diag!(
+                "MemPalace {what}; skipped{}",
+                if self.reported == 10 { " (further ones are not reported)" } else { "" }
+            );
         }
     }
 }

@@ -7,8 +7,8 @@ use super::error::McpError;
 use super::http::{self, HttpConn};
 use super::race::Failure;
 use super::stdio::{self, StdioConn};
-use std::sync::OnceLock;
 use serde_json::Value;
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::sync::oneshot;
 

@@ -8,10 +8,10 @@
 //! one that is unreadable, over 8 MiB, of another format or holding anything refused is ignored
 //! as a whole (the caller says so on stderr) and replaced after the next good handshake.
 
+use super::files::{create_private_dir, write_atomic};
 use super::tools;
 use crate::mcp::ToolInfo;
 use serde::{Deserialize, Serialize};
-use super::files::{create_private_dir, write_atomic};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,10 @@ pub enum Ignored {
     TooLarge,
     NotACache(String),
     /// Another format or version (the format as [`tools::shown`] shows it).
-    OtherFormat { format: String, version: u32 },
+    OtherFormat {
+        format: String,
+        version: u32,
+    },
     /// The summary of the refused tools.
     Refused(String),
     LongDescriptions(usize),
@@ -152,9 +155,8 @@ pub fn save(path: &Path, key: &str, tools: &[ToolInfo]) -> std::io::Result<()> {
     let tools = strict(tools.to_vec()).map_err(std::io::Error::other)?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     create_private_dir(dir)?;
-    let saved_at_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let saved_at_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms, tools };
     let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     write_atomic(path, &json)
@@ -183,9 +185,13 @@ mod tests {
         assert_eq!(back, tools());
         // Key order inside the schema survives too.
         let schema = serde_json::to_string(&back[1].input_schema).unwrap();
-        assert_eq!(schema, r#"{"type":"object","required":["agent_name"],"properties":{"agent_name":{"type":"string"},"last_n":{"type":"integer"}}}"#);
+        assert_eq!(
+            schema,
+            r#"{"type":"object","required":["agent_name"],"properties":{"agent_name":{"type":"string"},"last_n":{"type":"integer"}}}"#
+        );
         // No temporary files left behind.
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from(CACHE_FILE)]);
     }
 
@@ -227,7 +233,10 @@ mod tests {
             (json!({"name": "two words", "inputSchema": {"type": "object"}}), "not matching"),
             (json!({"name": "s", "inputSchema": {"type": "string"}}), "not an object schema"),
             (json!({"name": "big", "inputSchema": {"type": "object", "enum": vec![0; 1_100_000]}}), "over 256 KiB"),
-            (json!({"name": "d", "description": "x".repeat(16 * 1024 + 1), "inputSchema": {}}), "descriptions over 16 KiB"),
+            (
+                json!({"name": "d", "description": "x".repeat(16 * 1024 + 1), "inputSchema": {}}),
+                "descriptions over 16 KiB",
+            ),
         ] {
             write_cache(&path, json!([good.clone(), bad]));
             let err = load(&path, "k").unwrap_err().to_string();
@@ -269,7 +278,10 @@ mod tests {
 
     #[test]
     fn keys_hold_no_secrets() {
-        assert_eq!(key_for_url("http://user:s3cret@172.17.0.1:8765/mcp?token=s3cret#x"), "http:http://172.17.0.1:8765/mcp");
+        assert_eq!(
+            key_for_url("http://user:s3cret@172.17.0.1:8765/mcp?token=s3cret#x"),
+            "http:http://172.17.0.1:8765/mcp"
+        );
         assert_eq!(key_for_url(" https://h/mcp "), "http:https://h/mcp");
         assert_eq!(key_for_url("http://only-user@h/mcp"), "http:http://h/mcp");
         assert_eq!(key_for_url("user:s3cret@h:1/mcp"), "http:h:1/mcp");

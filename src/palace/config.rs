@@ -89,7 +89,8 @@ impl PalaceConfig {
             prepare_timeout,
             mine_timeout,
             ssh_target: ssh_target.filter(|_| ssh_refused.is_none()),
-            ssh_config: text("MEMPALACE_PI_SSH_CONFIG").map(|p| PathBuf::from(expand_home(&p, text("HOME").as_deref()))),
+            ssh_config: text("MEMPALACE_PI_SSH_CONFIG")
+                .map(|p| PathBuf::from(expand_home(&p, text("HOME").as_deref()))),
             remote_path: text("MEMPALACE_PI_REMOTE_PATH").unwrap_or_else(|| DEFAULT_REMOTE_PATH.into()),
             agent_dir,
             remote: false,
@@ -199,7 +200,10 @@ mod tests {
 
     #[test]
     fn an_ssh_target_that_is_an_option_is_refused() {
-        let (c, w) = cfg(&[("MEMPALACE_PI_SSH_TARGET", "-oProxyCommand=touch /tmp/x"), ("MEMPALACE_REMOTE_URL", "http://h/mcp")]);
+        let (c, w) = cfg(&[
+            ("MEMPALACE_PI_SSH_TARGET", "-oProxyCommand=touch /tmp/x"),
+            ("MEMPALACE_REMOTE_URL", "http://h/mcp"),
+        ]);
         assert_eq!(c.ssh_target, None);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("starts with '-'") && w[0].contains("refused"), "{w:?}");

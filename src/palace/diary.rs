@@ -6,11 +6,7 @@
 pub fn diary_prompt(agent_name: &str, topic: Option<&str>) -> String {
     let topic = topic.map(str::trim).filter(|t| !t.is_empty());
     let args = match topic {
-        Some(t) => format!(
-            "`agent_name`: {}, `topic`: {}, `entry`: <your entry>",
-            json_str(agent_name),
-            json_str(t)
-        ),
+        Some(t) => format!("`agent_name`: {}, `topic`: {}, `entry`: <your entry>", json_str(agent_name), json_str(t)),
         None => format!("`agent_name`: {}, `entry`: <your entry>", json_str(agent_name)),
     };
     let mut text = format!(

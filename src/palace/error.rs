@@ -49,7 +49,9 @@ impl fmt::Display for PalaceError {
             PalaceError::Mine(e) => write!(f, "mempalace_mine: {e}"),
             PalaceError::Spawn { what, error } => write!(f, "can't start {what}: {error}"),
             PalaceError::Wait { what, error } => write!(f, "{what}: {error}"),
-            PalaceError::Killed { what, after } => write!(f, "{what} timed out after {} ms and was killed", after.as_millis()),
+            PalaceError::Killed { what, after } => {
+                write!(f, "{what} timed out after {} ms and was killed", after.as_millis())
+            }
             PalaceError::Exited { what, status, detail: None } => write!(f, "{what} failed ({status})"),
             PalaceError::Exited { what, status, detail: Some(d) } => write!(f, "{what} failed ({status}): {d}"),
             PalaceError::Target(why) => f.write_str(why),
@@ -75,12 +77,28 @@ mod tests {
         let ms = Duration::from_millis;
         let cases = [
             (PalaceError::Tool("Peer MCP writer active".into()), "Peer MCP writer active"),
-            (PalaceError::TimedOut { tool: "mempalace_status".into(), after: ms(200) }, "mempalace_status timed out after 200 ms"),
-            (PalaceError::Mine(Box::new(PalaceError::Tool("mine already running".into()))), "mempalace_mine: mine already running"),
-            (PalaceError::Killed { what: "/x --prepare".into(), after: ms(300) }, "/x --prepare timed out after 300 ms and was killed"),
-            (PalaceError::Exited { what: "/x --prepare".into(), status: "exit status: 3".into(), detail: None }, "/x --prepare failed (exit status: 3)"),
             (
-                PalaceError::Exited { what: "rsync to h".into(), status: "exit status: 255".into(), detail: Some(String::new()) },
+                PalaceError::TimedOut { tool: "mempalace_status".into(), after: ms(200) },
+                "mempalace_status timed out after 200 ms",
+            ),
+            (
+                PalaceError::Mine(Box::new(PalaceError::Tool("mine already running".into()))),
+                "mempalace_mine: mine already running",
+            ),
+            (
+                PalaceError::Killed { what: "/x --prepare".into(), after: ms(300) },
+                "/x --prepare timed out after 300 ms and was killed",
+            ),
+            (
+                PalaceError::Exited { what: "/x --prepare".into(), status: "exit status: 3".into(), detail: None },
+                "/x --prepare failed (exit status: 3)",
+            ),
+            (
+                PalaceError::Exited {
+                    what: "rsync to h".into(),
+                    status: "exit status: 255".into(),
+                    detail: Some(String::new()),
+                },
                 "rsync to h failed (exit status: 255): ",
             ),
             (PalaceError::NoRsync, "rsync is not on PATH"),

@@ -261,7 +261,12 @@ mod tests {
     fn quality_gate() {
         assert!(passes_quality_gate(good().as_bytes()));
         // Tool traffic around the text is fine.
-        let s = session_jsonl(&[("user", "run ls"), ("assistantToolCall", "ls"), ("toolResult", "a b"), ("assistant", "two files")]);
+        let s = session_jsonl(&[
+            ("user", "run ls"),
+            ("assistantToolCall", "ls"),
+            ("toolResult", "a b"),
+            ("assistant", "two files"),
+        ]);
         assert!(passes_quality_gate(s.as_bytes()));
         // Only a user message.
         assert!(!passes_quality_gate(session_jsonl(&[("user", "hello")]).as_bytes()));
@@ -321,7 +326,8 @@ mod tests {
         assert!(ex.prepare().unwrap().is_none(), "nothing changed since the committed export");
 
         // The session grows: staged again, same path, new content.
-        let grown = session_jsonl(&[("user", "hello there"), ("assistant", "hi"), ("user", "more"), ("assistant", "sure")]);
+        let grown =
+            session_jsonl(&[("user", "hello there"), ("assistant", "hi"), ("user", "more"), ("assistant", "sure")]);
         std::fs::write(&a, &grown).unwrap();
         let third = ex.prepare().unwrap().expect("changed session");
         assert_eq!(third.staged, vec![staged_a.clone()]);

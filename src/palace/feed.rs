@@ -13,6 +13,7 @@ use super::export::{BuiltinExporter, StagedExport};
 use super::process::{resolve_bin, rsync_to_remote, run_external};
 use super::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
 use crate::diag;
+use crate::sync::lock;
 use futures_util::FutureExt;
 use serde_json::json;
 use std::os::fd::AsRawFd;
@@ -21,7 +22,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-use crate::sync::lock;
 
 /// Why a trigger did not feed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,10 @@ pub enum SkipReason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FeedOutcome {
     /// `mempalace_mine` ran on `source`; `output` is its result text.
-    Fed { source: String, output: String },
+    Fed {
+        source: String,
+        output: String,
+    },
     /// Nothing changed since the last export.
     NothingToFeed,
     Skipped(SkipReason),
@@ -52,7 +55,9 @@ pub enum FeedOutcome {
 
 /// The non-blocking cross-process feed lock (released when dropped).
 #[derive(Debug)]
-pub struct FeedLock(#[allow(dead_code, reason = "held, never read: the flock lasts as long as the open file")] std::fs::File);
+pub struct FeedLock(
+    #[allow(dead_code, reason = "held, never read: the flock lasts as long as the open file")] std::fs::File,
+);
 
 impl FeedLock {
     /// `flock(LOCK_EX | LOCK_NB)` on `path` (created if missing). `Ok(None)` when another open
@@ -96,9 +101,7 @@ pub struct Feeder {
 
 impl Feeder {
     pub fn new(cfg: PalaceConfig, caller: Arc<dyn PalaceCaller>) -> Self {
-        Feeder {
-            inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }) }),
-        }
+        Feeder { inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }) }) }
     }
 
     /// pi `session_shutdown {reason}`: feed now (or join the feed that is running).
@@ -209,7 +212,12 @@ async fn run_feed(inner: &Inner, reason: &str) -> FeedOutcome {
     let _lock = match FeedLock::try_acquire(&cfg.lock_path()) {
         Ok(Some(l)) => l,
         Ok(None) => return FeedOutcome::Skipped(SkipReason::Locked),
-        Err(e) => return FeedOutcome::Failed(PalaceError::Lock { path: cfg.lock_path().display().to_string(), error: e.to_string() }),
+        Err(e) => {
+            return FeedOutcome::Failed(PalaceError::Lock {
+                path: cfg.lock_path().display().to_string(),
+                error: e.to_string(),
+            })
+        }
     };
     // Each step of `prepare` is bounded by what is left of the prepare timeout (the child
     // processes are killed with their process group when it runs out).
@@ -262,7 +270,8 @@ async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, P
     }
     let target = cfg.ssh_target.as_deref().expect("checked by run_feed");
     let left = cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
-    rsync_to_remote(&staged.dir, target, &cfg.remote_path, cfg.ssh_config.as_deref(), cfg.search_path.as_deref(), left).await?;
+    rsync_to_remote(&staged.dir, target, &cfg.remote_path, cfg.ssh_config.as_deref(), cfg.search_path.as_deref(), left)
+        .await?;
     Ok(Some(Prepared { source: cfg.remote_path.clone(), staged: Some(staged) }))
 }
 
@@ -277,7 +286,6 @@ fn mine_failure(text: &str) -> Option<String> {
     }
     Some(obj.get("error").and_then(|e| e.as_str()).map_or_else(|| text.trim().to_string(), str::to_string))
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -335,7 +343,10 @@ mod tests {
         write_session(agent.path(), "s1", &good());
         let caller = Arc::new(FakeCaller::new());
         caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
-        let f = feeder(config(agent.path(), &[("MEMPALACE_FEED_WING", "wing_test"), ("MEMPALACE_FEED_MINE_TIMEOUT_MS", "4321")]), &caller);
+        let f = feeder(
+            config(agent.path(), &[("MEMPALACE_FEED_WING", "wing_test"), ("MEMPALACE_FEED_MINE_TIMEOUT_MS", "4321")]),
+            &caller,
+        );
 
         let staging = agent.path().join("mempalace-feed/staging");
         assert_eq!(
@@ -345,7 +356,10 @@ mod tests {
         let calls = caller.calls();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].tool, "mempalace_mine");
-        assert_eq!(calls[0].args, json!({"source": staging.display().to_string(), "mode": "convos", "wing": "wing_test"}));
+        assert_eq!(
+            calls[0].args,
+            json!({"source": staging.display().to_string(), "mode": "convos", "wing": "wing_test"})
+        );
         assert_eq!(calls[0].timeout, Some(Duration::from_millis(4321)));
         assert!(staging.join("--work-project--/s1.jsonl").is_file());
 
@@ -366,8 +380,14 @@ mod tests {
         caller.set("mempalace_mine", Behaviour::Fail("Peer MCP writer active".into()));
         assert_eq!(failed_text(f.shutdown("quit").await).as_deref(), Some("mempalace_mine: Peer MCP writer active"));
         caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
-        let last = || -> Value { serde_json::from_slice(&std::fs::read(agent.path().join("mempalace-feed").join(LAST_OUTCOME_FILE)).unwrap()).unwrap() };
-        assert_eq!((last()["outcome"].clone(), last()["detail"].clone()), (json!("failed"), json!("mempalace_mine: Peer MCP writer active")));
+        let last = || -> Value {
+            serde_json::from_slice(&std::fs::read(agent.path().join("mempalace-feed").join(LAST_OUTCOME_FILE)).unwrap())
+                .unwrap()
+        };
+        assert_eq!(
+            (last()["outcome"].clone(), last()["detail"].clone()),
+            (json!("failed"), json!("mempalace_mine: Peer MCP writer active"))
+        );
         assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
         assert_eq!(last()["outcome"], "fed");
         assert_eq!(f.shutdown("quit").await, FeedOutcome::NothingToFeed);
@@ -411,7 +431,9 @@ mod tests {
             ],
         );
         let f = feeder(cfg, &caller);
-        assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { ref source, .. } if source == "~/.mempalace/inbox/pi-sessions"));
+        assert!(
+            matches!(f.shutdown("quit").await, FeedOutcome::Fed { ref source, .. } if source == "~/.mempalace/inbox/pi-sessions")
+        );
         let args: Vec<String> = std::fs::read_to_string(&log).unwrap().lines().map(str::to_string).collect();
         assert_eq!(args[2], "ssh -o BatchMode=yes -F '/etc/ssh/pi_config'");
         assert_eq!(args[4], format!("{}/", agent.path().join("mempalace-feed/staging").display()));
@@ -420,7 +442,11 @@ mod tests {
 
         // A failing rsync fails the feed without mining.
         write_session(agent.path(), "s2", &good());
-        script(bin.path(), "rsync", "echo 'ssh: connect to host palace-host port 22: Connection refused' >&2; exit 255");
+        script(
+            bin.path(),
+            "rsync",
+            "echo 'ssh: connect to host palace-host port 22: Connection refused' >&2; exit 255",
+        );
         let out = f.shutdown("quit").await;
         assert!(matches!(&out, FeedOutcome::Failed(e) if e.to_string().contains("Connection refused")), "{out:?}");
         assert_eq!(caller.calls().len(), 1);
@@ -431,14 +457,24 @@ mod tests {
         let agent = tempfile::tempdir().unwrap();
         let bin = tempfile::tempdir().unwrap();
         let args = bin.path().join("args");
-        script(bin.path(), "mempalace-pi-session", &format!("echo \"$@\" > '{}'\necho MINE_SOURCE=/srv/export", args.display()));
+        script(
+            bin.path(),
+            "mempalace-pi-session",
+            &format!("echo \"$@\" > '{}'\necho MINE_SOURCE=/srv/export", args.display()),
+        );
         let caller = Arc::new(FakeCaller::new());
         caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
-        let cfg = config(agent.path(), &[("MEMPALACE_FEED_BIN", "mempalace-pi-session"), ("PATH", &bin.path().display().to_string())]);
+        let cfg = config(
+            agent.path(),
+            &[("MEMPALACE_FEED_BIN", "mempalace-pi-session"), ("PATH", &bin.path().display().to_string())],
+        );
         let f = feeder(cfg, &caller);
         assert_eq!(f.shutdown("fork").await, FeedOutcome::Fed { source: "/srv/export".into(), output: MINED.into() });
         assert_eq!(std::fs::read_to_string(&args).unwrap().trim(), "--prepare --reason fork --wing wing_conversations");
-        assert_eq!(caller.calls()[0].args, json!({"source": "/srv/export", "mode": "convos", "wing": "wing_conversations"}));
+        assert_eq!(
+            caller.calls()[0].args,
+            json!({"source": "/srv/export", "mode": "convos", "wing": "wing_conversations"})
+        );
     }
 
     #[tokio::test]
@@ -450,7 +486,11 @@ mod tests {
         caller.set("mempalace_mine", Behaviour::Hang);
         let cfg = config(
             agent.path(),
-            &[("MEMPALACE_FEED_BIN", hang.to_str().unwrap()), ("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", "200"), ("MEMPALACE_FEED_MINE_TIMEOUT_MS", "200")],
+            &[
+                ("MEMPALACE_FEED_BIN", hang.to_str().unwrap()),
+                ("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", "200"),
+                ("MEMPALACE_FEED_MINE_TIMEOUT_MS", "200"),
+            ],
         );
         let t0 = Instant::now();
         let out = feeder(cfg, &caller).shutdown("quit").await;
@@ -582,7 +622,9 @@ mod tests {
         caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
         let f = feeder(config(agent.path(), &[]), &caller);
         assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
-        let mode = |p: PathBuf| std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).permissions().mode() & 0o777;
+        let mode = |p: PathBuf| {
+            std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).permissions().mode() & 0o777
+        };
         let a = agent.path();
         assert_eq!(mode(a.join("mempalace-feed.lock")), 0o600);
         assert_eq!(mode(a.join("mempalace-feed")), 0o700);

@@ -98,7 +98,11 @@ pub fn find(agent_dir: &Path, cwd: Option<&Path>, remote_url: Option<&str>) -> V
         }
     }
     let ours = |e: &Entry| matches!((e.url(), remote_url), (Some(a), Some(b)) if same_url(&a, b));
-    servers.into_iter().filter(|(_, e)| e.enabled && (is_mempalace(&e.name_in_file, &e.config) || ours(e))).map(|(name, e)| PiMempalace { url: e.url(), name, source: e.source }).collect()
+    servers
+        .into_iter()
+        .filter(|(_, e)| e.enabled && (is_mempalace(&e.name_in_file, &e.config) || ours(e)))
+        .map(|(name, e)| PiMempalace { url: e.url(), name, source: e.source })
+        .collect()
 }
 
 struct Entry {
@@ -180,7 +184,13 @@ fn is_mempalace(name: &str, config: &Map<String, Value>) -> bool {
 fn same_url(a: &str, b: &str) -> bool {
     fn norm(u: &str) -> Option<String> {
         let u = reqwest::Url::parse(u.trim()).ok()?;
-        Some(format!("{}://{}:{}{}", u.scheme(), u.host_str()?, u.port_or_known_default()?, u.path().trim_end_matches('/')))
+        Some(format!(
+            "{}://{}:{}{}",
+            u.scheme(),
+            u.host_str()?,
+            u.port_or_known_default()?,
+            u.path().trim_end_matches('/')
+        ))
     }
     matches!((norm(a), norm(b)), (Some(x), Some(y)) if x == y)
 }
@@ -223,18 +233,27 @@ mod tests {
         assert_eq!(names, ["memory", "my-mempalace", "pm", "uv", "wrapped"]);
         // An HTTP entry of any name is the bridge's palace when it has the bridge's URL.
         let found = find(&agent, Some(&cwd), Some("http://127.0.0.1:8765/mcp/"));
-        assert!(found.iter().any(|s| s.name == "served" && s.url.as_deref() == Some("http://127.0.0.1:8765/mcp")), "{found:?}");
+        assert!(
+            found.iter().any(|s| s.name == "served" && s.url.as_deref() == Some("http://127.0.0.1:8765/mcp")),
+            "{found:?}"
+        );
     }
 
     #[test]
     fn the_project_file_replaces_or_overrides_like_pi() {
         let (_t, agent, cwd) = dirs();
-        write(&agent.join("mcp.json"), serde_json::json!({ "mempalace": { "command": "mempalace-mcp" }, "other": { "command": "x" } }));
+        write(
+            &agent.join("mcp.json"),
+            serde_json::json!({ "mempalace": { "command": "mempalace-mcp" }, "other": { "command": "x" } }),
+        );
         // An override without command/url/type switches the user-level server off.
         write(&cwd.join(".pi/mcp.json"), serde_json::json!({ "mempalace": { "enabled": false } }));
         assert!(find(&agent, Some(&cwd), None).is_empty());
         // A full project entry replaces the user-level one of the same name (`-` and `_` alike).
-        write(&cwd.join(".pi/mcp.json"), serde_json::json!({ "other": { "url": "http://h:1/mcp", "description": "mempalace over http" } }));
+        write(
+            &cwd.join(".pi/mcp.json"),
+            serde_json::json!({ "other": { "url": "http://h:1/mcp", "description": "mempalace over http" } }),
+        );
         let found = find(&agent, Some(&cwd), None);
         assert_eq!(found.len(), 1, "{found:?}");
         write(&cwd.join(".pi/mcp.json"), serde_json::json!({ "other": { "command": "mempalace-mcp" } }));
@@ -257,12 +276,22 @@ mod tests {
 
     #[test]
     fn decides_share_for_the_same_http_server_else_step_aside() {
-        let http = PiMempalace { name: "palace".into(), source: "/a/mcp.json".into(), url: Some("HTTP://127.0.0.1:80/mcp/".into()) };
+        let http = PiMempalace {
+            name: "palace".into(),
+            source: "/a/mcp.json".into(),
+            url: Some("HTTP://127.0.0.1:80/mcp/".into()),
+        };
         let stdio = PiMempalace { name: "mempalace".into(), source: "/a/mcp.json".into(), url: None };
         assert_eq!(decide(&[], None), Coexistence::Alone);
         assert_eq!(decide(std::slice::from_ref(&stdio), None), Coexistence::StepAside(stdio.clone()));
-        assert_eq!(decide(&[stdio.clone(), http.clone()], Some("http://127.0.0.1/mcp")), Coexistence::ShareServer(http.clone()));
-        assert_eq!(decide(std::slice::from_ref(&http), Some("http://127.0.0.1:8765/mcp")), Coexistence::StepAside(http.clone()));
+        assert_eq!(
+            decide(&[stdio.clone(), http.clone()], Some("http://127.0.0.1/mcp")),
+            Coexistence::ShareServer(http.clone())
+        );
+        assert_eq!(
+            decide(std::slice::from_ref(&http), Some("http://127.0.0.1:8765/mcp")),
+            Coexistence::StepAside(http.clone())
+        );
         assert_eq!(decide(std::slice::from_ref(&http), None), Coexistence::StepAside(http));
     }
 

@@ -24,11 +24,7 @@ pub fn resolve_bin(bin: &str, path_var: Option<&str>) -> Option<PathBuf> {
         let p = PathBuf::from(bin);
         return is_executable(&p).then_some(p);
     }
-    path_var?
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .map(|d| Path::new(d).join(bin))
-        .find(|p| is_executable(p))
+    path_var?.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(bin)).find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -50,7 +46,11 @@ pub const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN
 /// Runs `cmd` with stdin null, stdout/stderr captured and the secrets out of its environment, in
 /// its own process group; after `timeout` the whole group is killed (SIGKILL) and an error
 /// returned.
-async fn run_captured(mut cmd: tokio::process::Command, what: &str, timeout: Duration) -> Result<Finished, PalaceError> {
+async fn run_captured(
+    mut cmd: tokio::process::Command,
+    what: &str,
+    timeout: Duration,
+) -> Result<Finished, PalaceError> {
     for var in SECRET_VARS {
         cmd.env_remove(var);
     }
@@ -105,14 +105,23 @@ fn tail(text: &str, lines: usize) -> String {
 /// killed with its process group after `timeout`) and returns the path of its
 /// `MINE_SOURCE=<path>` line. `Ok(None)` when it succeeded without printing one (nothing to
 /// feed).
-pub async fn run_external(bin: &Path, reason: &str, wing: &str, timeout: Duration) -> Result<Option<String>, PalaceError> {
+pub async fn run_external(
+    bin: &Path,
+    reason: &str,
+    wing: &str,
+    timeout: Duration,
+) -> Result<Option<String>, PalaceError> {
     let mut cmd = tokio::process::Command::new(bin);
     cmd.args(["--prepare", "--reason", reason, "--wing", wing]);
     let what = format!("{} --prepare", bin.display());
     let done = run_captured(cmd, &what, timeout).await?;
     if !done.status.success() {
         let detail = tail(&done.stderr, 3);
-        return Err(PalaceError::Exited { what, status: done.status.to_string(), detail: (!detail.is_empty()).then_some(detail) });
+        return Err(PalaceError::Exited {
+            what,
+            status: done.status.to_string(),
+            detail: (!detail.is_empty()).then_some(detail),
+        });
     }
     let source = done
         .stdout
@@ -192,7 +201,11 @@ pub async fn rsync_to_remote(
     if done.status.success() {
         Ok(())
     } else {
-        Err(PalaceError::Exited { what: format!("rsync to {target}"), status: done.status.to_string(), detail: Some(tail(&done.stderr, 3)) })
+        Err(PalaceError::Exited {
+            what: format!("rsync to {target}"),
+            status: done.status.to_string(),
+            detail: Some(tail(&done.stderr, 3)),
+        })
     }
 }
 
@@ -258,7 +271,8 @@ mod tests {
         // SAFETY: plain syscalls on an fd this function owns and closes.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
         if fd < 0 {
-            return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH); // already gone (and reaped)
+            return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            // already gone (and reaped)
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ready = unsafe { libc::poll(&mut p, 1, bound.as_millis() as i32) };
@@ -279,7 +293,10 @@ mod tests {
         assert!(err.contains("timed out"), "{err}");
         assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(60), "{took:?}");
         let grandchild: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
-        assert!(exits_within(grandchild, Duration::from_secs(60)), "grandchild {grandchild} still runs a minute after the kill");
+        assert!(
+            exits_within(grandchild, Duration::from_secs(60)),
+            "grandchild {grandchild} still runs a minute after the kill"
+        );
     }
 
     #[tokio::test]
@@ -289,7 +306,9 @@ mod tests {
         let s = script(d.path(), "exp", &format!("env > '{}'", env_file.display()));
         // As if pi had them in its environment (the process environment is shared by the tests).
         let mut cmd = tokio::process::Command::new(&s);
-        cmd.env("MEMPALACE_REMOTE_TOKEN", "tok-remote-s3cret").env("DOTTY_ADMIN_TOKEN", "tok-admin-s3cret").env("KEEP_ME", "1");
+        cmd.env("MEMPALACE_REMOTE_TOKEN", "tok-remote-s3cret")
+            .env("DOTTY_ADMIN_TOKEN", "tok-admin-s3cret")
+            .env("KEEP_ME", "1");
         assert!(run_captured(cmd, "exp", Duration::from_secs(10)).await.unwrap().status.success());
         let env = std::fs::read_to_string(&env_file).unwrap();
         assert!(!env.contains("s3cret"), "{env}");
@@ -298,7 +317,17 @@ mod tests {
         std::fs::remove_file(&env_file).unwrap();
         script(d.path(), "rsync", &format!("echo \"$@\" > '{}'", env_file.display()));
         let path_var = d.path().display().to_string();
-        let err = rsync_to_remote(d.path(), "-oProxyCommand=touch /tmp/x", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap_err().to_string();
+        let err = rsync_to_remote(
+            d.path(),
+            "-oProxyCommand=touch /tmp/x",
+            "/in",
+            None,
+            Some(&path_var),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("starts with '-'"), "{err}");
         assert!(!env_file.exists(), "rsync never ran");
         rsync_to_remote(d.path(), "me@h", "/in", None, Some(&path_var), Duration::from_secs(10)).await.unwrap();
@@ -307,7 +336,12 @@ mod tests {
 
     #[test]
     fn rsync_arguments() {
-        let args = rsync_args(Path::new("/a/staging"), "me@host", "~/.mempalace/inbox/pi-sessions", Some(Path::new("/c/ssh config")));
+        let args = rsync_args(
+            Path::new("/a/staging"),
+            "me@host",
+            "~/.mempalace/inbox/pi-sessions",
+            Some(Path::new("/c/ssh config")),
+        );
         assert_eq!(
             args,
             vec![

@@ -42,7 +42,12 @@ pub struct FakeCaller {
 
 impl FakeCaller {
     pub fn new() -> Self {
-        FakeCaller { behaviours: Mutex::new(HashMap::new()), calls: Mutex::new(Vec::new()), called: Notify::new(), down: Mutex::new(None) }
+        FakeCaller {
+            behaviours: Mutex::new(HashMap::new()),
+            calls: Mutex::new(Vec::new()),
+            called: Notify::new(),
+            down: Mutex::new(None),
+        }
     }
     pub fn set(&self, tool: &str, b: Behaviour) {
         self.behaviours.lock().unwrap().insert(tool.to_string(), b);

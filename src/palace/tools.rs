@@ -73,7 +73,8 @@ pub struct Admitted {
 
 /// `^[A-Za-z0-9_-]{1,64}$`.
 pub fn valid_name(name: &str) -> bool {
-    (1..=MAX_NAME_CHARS).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=MAX_NAME_CHARS).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Why `tool` may never be registered, whatever else is in its list.
@@ -117,7 +118,9 @@ pub fn admit(list: Vec<ToolInfo>) -> Admitted {
                 d.truncate(floor_char_boundary(d, MAX_DESCRIPTION_BYTES));
                 cut = true;
             }
-            let size = tool.name.len() + tool.description.as_ref().map_or(0, String::len) + serialized_len(&tool.input_schema, usize::MAX);
+            let size = tool.name.len()
+                + tool.description.as_ref().map_or(0, String::len)
+                + serialized_len(&tool.input_schema, usize::MAX);
             if out.tools.len() >= MAX_TOOLS {
                 why = Some(Why::TooMany);
             } else if total + size > MAX_TOTAL_BYTES {
@@ -183,7 +186,8 @@ pub struct ToolFilter(Option<Vec<String>>);
 impl ToolFilter {
     /// The filter of `raw` (the variable's value): entries trimmed, empty ones dropped.
     pub fn parse(raw: Option<&str>) -> ToolFilter {
-        let list: Vec<String> = raw.unwrap_or_default().split(',').map(str::trim).filter(|p| !p.is_empty()).map(String::from).collect();
+        let list: Vec<String> =
+            raw.unwrap_or_default().split(',').map(str::trim).filter(|p| !p.is_empty()).map(String::from).collect();
         ToolFilter((!list.is_empty()).then_some(list))
     }
 
@@ -301,10 +305,18 @@ mod tests {
     fn schemas() {
         assert_eq!(refusal(&tool("a", json!({}))), None, "a missing type counts as object");
         assert_eq!(refusal(&tool("a", json!({"type": "object"}))), None);
-        for bad in [json!("object"), json!([]), json!(null), json!({"type": "string"}), json!({"type": ["object"]}), json!({"type": 1})] {
+        for bad in [
+            json!("object"),
+            json!([]),
+            json!(null),
+            json!({"type": "string"}),
+            json!({"type": ["object"]}),
+            json!({"type": 1}),
+        ] {
             assert_eq!(refusal(&tool("a", bad.clone())), Some(Why::SchemaNotObject), "{bad}");
         }
-        let props: serde_json::Map<String, Value> = (0..20_000).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
+        let props: serde_json::Map<String, Value> =
+            (0..20_000).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
         assert_eq!(refusal(&tool("a", json!({"type": "object", "properties": props}))), Some(Why::SchemaTooLarge));
         let big = json!({"enum": vec![0; 1_100_000]});
         let t0 = std::time::Instant::now();
@@ -321,7 +333,8 @@ mod tests {
 
     #[test]
     fn admit_keeps_order_cuts_descriptions_and_limits() {
-        let list = vec![ok("one"), ok("bash"), long_described("long"), ok("one"), ok("has space"), tool("nope", json!([1]))];
+        let list =
+            vec![ok("one"), ok("bash"), long_described("long"), ok("one"), ok("has space"), tool("nope", json!([1]))];
         let a = admit(list);
         assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["one", "long"]);
         let d = a.tools[1].description.as_deref().unwrap();
@@ -340,7 +353,8 @@ mod tests {
 
         // 20 schemas of ~250 KiB: 16 fit in 4 MiB, the rest is dropped from the end.
         let blob = "x".repeat(250 * 1024);
-        let heavy: Vec<ToolInfo> = (0..20).map(|i| tool(&format!("h{i}"), json!({"type": "object", "description": blob}))).collect();
+        let heavy: Vec<ToolInfo> =
+            (0..20).map(|i| tool(&format!("h{i}"), json!({"type": "object", "description": blob}))).collect();
         let a = admit(heavy);
         assert_eq!(a.tools.len(), 16);
         assert_eq!(a.refused.first().map(|r| (r.name.as_str(), r.why)), Some(("h16", Why::OverBudget)));
@@ -356,7 +370,15 @@ mod tests {
     #[test]
     fn the_summary_is_one_escaped_line() {
         let long = "n".repeat(300);
-        let a = admit(vec![ok("bash"), ok("read"), ok("bad name\nforged line"), ok(&long), ok("x y"), ok("a b"), ok("remember")]);
+        let a = admit(vec![
+            ok("bash"),
+            ok("read"),
+            ok("bad name\nforged line"),
+            ok(&long),
+            ok("x y"),
+            ok("a b"),
+            ok("remember"),
+        ]);
         let line = summary("the palace's tool list", &a.refused).unwrap();
         assert!(!line.contains('\n'), "{line}");
         assert!(line.starts_with("mempalace: 7 tools from the palace's tool list skipped: "), "{line}");
@@ -370,24 +392,49 @@ mod tests {
 
     #[test]
     fn globs() {
-        for (p, n) in [("a", "a"), ("*", "x"), ("*", ""), ("mempalace_diary_*", "mempalace_diary_write"), ("*_read", "diary_read"), ("m*s*h", "mempalace_search"), ("a*a", "aa"), ("**", "z")] {
+        for (p, n) in [
+            ("a", "a"),
+            ("*", "x"),
+            ("*", ""),
+            ("mempalace_diary_*", "mempalace_diary_write"),
+            ("*_read", "diary_read"),
+            ("m*s*h", "mempalace_search"),
+            ("a*a", "aa"),
+            ("**", "z"),
+        ] {
             assert!(glob(p, n), "{p} {n}");
         }
-        for (p, n) in [("a", "ab"), ("ab", "a"), ("mempalace_diary_*", "mempalace_search"), ("*_read", "diary_reads"), ("a*a", "a"), ("x*", "")] {
+        for (p, n) in [
+            ("a", "ab"),
+            ("ab", "a"),
+            ("mempalace_diary_*", "mempalace_search"),
+            ("*_read", "diary_reads"),
+            ("a*a", "a"),
+            ("x*", ""),
+        ] {
             assert!(!glob(p, n), "{p} {n}");
         }
     }
 
     #[test]
     fn the_tool_filter_keeps_listed_names_and_patterns_in_order() {
-        let list = vec![ok("mempalace_status"), ok("mempalace_search"), ok("mempalace_diary_write"), ok("mempalace_diary_read")];
+        let list = vec![
+            ok("mempalace_status"),
+            ok("mempalace_search"),
+            ok("mempalace_diary_write"),
+            ok("mempalace_diary_read"),
+        ];
         let all = ToolFilter::parse(None);
         assert!(all.is_all() && ToolFilter::parse(Some(" , ")).is_all());
         assert_eq!(all.apply(list.clone()).len(), 4);
         assert_eq!(all.to_string(), "all");
         let f = ToolFilter::parse(Some(" mempalace_diary_*, mempalace_search ,mempalace_nope,x*"));
         let names: Vec<String> = f.apply(list.clone()).into_iter().map(|t| t.name).collect();
-        assert_eq!(names, ["mempalace_search", "mempalace_diary_write", "mempalace_diary_read"], "the palace's order, not the filter's");
+        assert_eq!(
+            names,
+            ["mempalace_search", "mempalace_diary_write", "mempalace_diary_read"],
+            "the palace's order, not the filter's"
+        );
         assert_eq!(f.unmatched(&list), ["mempalace_nope", "x*"]);
         assert_eq!(f.to_string(), "mempalace_diary_*,mempalace_search,mempalace_nope,x*");
         assert!(ToolFilter::parse(Some("*")).unmatched(&list).is_empty());

@@ -123,10 +123,8 @@ pub async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout
         Err(e) => diag!("mempalace wake-up: mempalace_status failed: {e}"),
     }
     match diary {
-        Ok(text) => sections.push(format!(
-            "## Your diary (mempalace_diary_read, agent_name \"{agent_name}\")\n{}",
-            text.trim_end()
-        )),
+        Ok(text) => sections
+            .push(format!("## Your diary (mempalace_diary_read, agent_name \"{agent_name}\")\n{}", text.trim_end())),
         Err(e) => diag!("mempalace wake-up: mempalace_diary_read failed: {e}"),
     }
     if sections.is_empty() {

@@ -5,7 +5,16 @@ use crate::config::VoiceConfig;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 /// What JavaScript's `encodeURIComponent` leaves alone, so query strings match the TypeScript original.
-const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'!').remove(b'~').remove(b'*').remove(b'\'').remove(b'(').remove(b')');
+const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
 
 pub fn encode_component(s: &str) -> String {
     utf8_percent_encode(s, URI_COMPONENT).to_string()
@@ -23,7 +32,10 @@ pub async fn person_review(http: &reqwest::Client, cfg: &VoiceConfig, name: &str
     let url = format!("{}/api/voice/person_review_status?person_id={}", cfg.behaviour_url, encode_component(name));
     match send_json(http.get(url).timeout(cfg.behaviour_timeout)).await {
         Ok(v) if v.get("needs_review") == Some(&serde_json::Value::Bool(false)) => Review::Approved,
-        Ok(v) => Review::Held(format!("classifier said needs_review={}", v.get("needs_review").map_or("<missing>".into(), |x| x.to_string()))),
+        Ok(v) => Review::Held(format!(
+            "classifier said needs_review={}",
+            v.get("needs_review").map_or("<missing>".into(), |x| x.to_string())
+        )),
         Err(e) => Review::Held(format!("classifier unavailable: {e}")),
     }
 }

@@ -137,7 +137,11 @@ mod tests {
                     let mut left = body_bytes;
                     while left > 0 {
                         let n = left.min(piece.len());
-                        let frame = if chunked { [format!("{n:x}\r\n").into_bytes(), piece[..n].to_vec(), b"\r\n".to_vec()].concat() } else { piece[..n].to_vec() };
+                        let frame = if chunked {
+                            [format!("{n:x}\r\n").into_bytes(), piece[..n].to_vec(), b"\r\n".to_vec()].concat()
+                        } else {
+                            piece[..n].to_vec()
+                        };
                         if s.write_all(&frame).await.is_err() {
                             return; // the client hung up: what a capped reader does
                         }
@@ -155,7 +159,11 @@ mod tests {
     #[tokio::test]
     async fn a_body_over_the_cap_fails_without_being_read_whole() {
         let client = client(None);
-        let (url, _) = serve("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".into(), 50 << 20).await;
+        let (url, _) = serve(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".into(),
+            50 << 20,
+        )
+        .await;
         let t0 = std::time::Instant::now();
         let e = send(client.get(&url)).await.unwrap_err();
         assert_eq!(e, HttpError::Body("reply larger than 1 MiB".into()));
@@ -176,8 +184,12 @@ mod tests {
     async fn redirects_are_not_followed() {
         let client = client(None);
         let (elsewhere, hits) = serve("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}".into(), 0).await;
-        for status in ["301 Moved Permanently", "302 Found", "303 See Other", "307 Temporary Redirect", "308 Permanent Redirect"] {
-            let (url, _) = serve(format!("HTTP/1.1 {status}\r\nlocation: {elsewhere}/stolen\r\ncontent-length: 0\r\n\r\n"), 0).await;
+        for status in
+            ["301 Moved Permanently", "302 Found", "303 See Other", "307 Temporary Redirect", "308 Permanent Redirect"]
+        {
+            let (url, _) =
+                serve(format!("HTTP/1.1 {status}\r\nlocation: {elsewhere}/stolen\r\ncontent-length: 0\r\n\r\n"), 0)
+                    .await;
             let e = send(client.post(&url).header("X-Admin-Token", "t").body("secret body")).await.unwrap_err();
             assert!(matches!(e, HttpError::Status { status: 300..=399, .. }), "{status}: {e:?}");
         }

@@ -39,7 +39,8 @@ pub fn answer_of(v: &Value) -> Result<String, HttpError> {
 }
 
 pub async fn ask(http: &reqwest::Client, cfg: &VoiceConfig, question: &str) -> Result<String, HttpError> {
-    let body = serde_json::to_vec(&request_body(&cfg.thinker_model, question)).map_err(|e| HttpError::Body(e.to_string()))?;
+    let body =
+        serde_json::to_vec(&request_body(&cfg.thinker_model, question)).map_err(|e| HttpError::Body(e.to_string()))?;
     let req = http
         .post(&cfg.thinker_url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")

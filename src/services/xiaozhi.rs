@@ -72,7 +72,9 @@ impl Admin {
 
     /// Asks xiaozhi-server to play `asset`. Only status 200 is success.
     pub async fn play(&self, asset: &str) -> Result<(), HttpError> {
-        let req = self.request(reqwest::Method::POST, "/xiaozhi/admin/play-asset").json(&serde_json::json!({ "asset": asset }));
+        let req = self
+            .request(reqwest::Method::POST, "/xiaozhi/admin/play-asset")
+            .json(&serde_json::json!({ "asset": asset }));
         match send(req).await {
             Ok((200, _)) => Ok(()),
             Ok((status, body)) => Err(HttpError::Status { status, body }),
@@ -85,11 +87,23 @@ impl Admin {
 /// control character, `.`/`..`: see [`is_plain_file_name`]) is dropped, with one stderr line for
 /// this fetch, so the asset sent to play-asset is always `<ASSET_BASE>/<plain name>`.
 fn plain_files(v: &serde_json::Value) -> Vec<String> {
-    let names = v.get("files").and_then(|f| f.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+    let names = v
+        .get("files")
+        .and_then(|f| f.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>())
+        .unwrap_or_default();
     let (kept, dropped): (Vec<&str>, Vec<&str>) = names.into_iter().partition(|n| is_plain_file_name(n));
     if !dropped.is_empty() {
-        let shown: Vec<String> = dropped.iter().take(3).map(|n| crate::text::take(&n.escape_default().to_string(), 64).to_string()).collect();
-        crate::diag!("play_song: dropped {} catalogue entries that are not plain file names (e.g. {})", dropped.len(), shown.join(", "));
+        let shown: Vec<String> = dropped
+            .iter()
+            .take(3)
+            .map(|n| crate::text::take(&n.escape_default().to_string(), 64).to_string())
+            .collect();
+        crate::diag!(
+            "play_song: dropped {} catalogue entries that are not plain file names (e.g. {})",
+            dropped.len(),
+            shown.join(", ")
+        );
     }
     kept.into_iter().map(str::to_string).collect()
 }
@@ -107,7 +121,20 @@ mod tests {
 
     #[test]
     fn only_plain_file_names_are_kept() {
-        for bad in ["../../etc/shadow.mp3", "a/b.mp3", "..", ".", "", "back\\slash.mp3", "nul\0.mp3", "bell\u{7}.mp3", "nl\n.mp3", "c1\u{85}.mp3", "del\u{7f}.mp3", "dir/"] {
+        for bad in [
+            "../../etc/shadow.mp3",
+            "a/b.mp3",
+            "..",
+            ".",
+            "",
+            "back\\slash.mp3",
+            "nul\0.mp3",
+            "bell\u{7}.mp3",
+            "nl\n.mp3",
+            "c1\u{85}.mp3",
+            "del\u{7f}.mp3",
+            "dir/",
+        ] {
             assert!(!is_plain_file_name(bad), "{bad:?}");
         }
         for good in ["Rain.mp3", "..hidden.mp3", "a..b.mp3", ".mp3", "Baby Shark (Remix).ogg", "héé.mp3", "…"] {

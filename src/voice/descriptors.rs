@@ -92,5 +92,8 @@ pub fn voice_tools() -> Vec<Descriptor> {
 
 /// Whether `name` is one of the seven voice tools.
 pub fn is_voice_tool(name: &str) -> bool {
-    matches!(name, "memory_lookup" | "remember" | "recall_person" | "remember_person" | "think_hard" | "take_photo" | "play_song")
+    matches!(
+        name,
+        "memory_lookup" | "remember" | "recall_person" | "remember_person" | "think_hard" | "take_photo" | "play_song"
+    )
 }

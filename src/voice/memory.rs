@@ -17,20 +17,18 @@ pub fn memory_lookup(v: &Voice, query: &str, done: impl FnOnce(String) + Send + 
         return done("(empty query)".into());
     }
     let phrase = fts_phrase(q);
-    v.brain.submit_lookup(
-        phrase,
-        5,
-        move |r| {
-            done(match r {
-                Ok(rows) if !rows.is_empty() => rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | "),
-                Ok(_) => "(no memories found)".into(),
-                Err(e) => {
-                    e.report("memory_lookup");
-                    "(no memories found)".into()
-                }
-            })
-        },
-    );
+    v.brain.submit_lookup(phrase, 5, move |r| {
+        done(match r {
+            Ok(rows) if !rows.is_empty() => {
+                rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | ")
+            }
+            Ok(_) => "(no memories found)".into(),
+            Err(e) => {
+                e.report("memory_lookup");
+                "(no memories found)".into()
+            }
+        })
+    });
 }
 
 pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'static) {
@@ -38,7 +36,13 @@ pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'stati
     if f.is_empty() {
         return done("(empty fact)".into());
     }
-    let op = WriteOp::Insert { content: take(f, FACT_MAX).to_string(), category: "core".into(), namespace: "voice".into(), importance: 0.7, ts: clock::now_rfc3339() };
+    let op = WriteOp::Insert {
+        content: take(f, FACT_MAX).to_string(),
+        category: "core".into(),
+        namespace: "voice".into(),
+        importance: 0.7,
+        ts: clock::now_rfc3339(),
+    };
     v.brain.submit_write(op, move |r| {
         done(match r {
             Ok(_) => "(remembered)".into(),
@@ -61,7 +65,12 @@ pub fn recall_person(v: &Voice, name: &str, done: impl FnOnce(String) + Send + '
         move |b| b.person_facts(&id, limit),
         move |r| {
             let facts = match r {
-                Ok(rows) => rows.iter().map(|c| strip(c)).filter(|c| !c.is_empty()).map(|c| ellipsize(c, SNIPPET_MAX)).collect::<Vec<_>>(),
+                Ok(rows) => rows
+                    .iter()
+                    .map(|c| strip(c))
+                    .filter(|c| !c.is_empty())
+                    .map(|c| ellipsize(c, SNIPPET_MAX))
+                    .collect::<Vec<_>>(),
                 Err(e) => {
                     e.report("recall_person");
                     Vec::new()
@@ -91,7 +100,8 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
             (format!("person_pending:{id}"), "(saved — a grown-up will check that)".to_string())
         }
     };
-    let op = WriteOp::Insert { content: f, category: "core".into(), namespace, importance: 0.7, ts: clock::now_rfc3339() };
+    let op =
+        WriteOp::Insert { content: f, category: "core".into(), namespace, importance: 0.7, ts: clock::now_rfc3339() };
     match v.brain.write(op).await {
         Ok(_) => reply,
         Err(e) => {

@@ -23,7 +23,9 @@ pub async fn play_song(v: &Voice, name: &str) -> String {
     let asset = format!("{}/{file}", v.cfg.song_asset_base);
     match admin.play(&asset).await {
         Ok(()) => format!("playing {}", without_extension(file)),
-        Err(HttpError::Status { status, body }) => format!("(couldn't play {file}: HTTP {status}: {})", take(&body, 120)),
+        Err(HttpError::Status { status, body }) => {
+            format!("(couldn't play {file}: HTTP {status}: {})", take(&body, 120))
+        }
         Err(e) => {
             crate::diag!("play_song: {file}: {e}");
             format!("(couldn't play {file}: {e})")

@@ -6,6 +6,7 @@
 //! rewrites the first one when the answer changed and does nothing when it didn't.
 
 use crate::brain::{clock, Brain, BrainError, WriteOp};
+use crate::sync::lock;
 use crate::text::{strip, take};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -13,7 +14,6 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use crate::sync::lock;
 
 const USER_MAX: usize = 500;
 const ASSISTANT_MAX: usize = 1000;
@@ -76,7 +76,11 @@ pub fn extract(messages: &Value) -> Option<Turn> {
         }
         None => (String::new(), None, &msgs[..]),
     };
-    let assistant: String = after.iter().filter(|m| role(m).as_deref() == Some("assistant")).map(|m| spoken_text(m.get("content"))).collect();
+    let assistant: String = after
+        .iter()
+        .filter(|m| role(m).as_deref() == Some("assistant"))
+        .map(|m| spoken_text(m.get("content")))
+        .collect();
     let (user, assistant) = (strip(&user).to_string(), strip(&assistant).to_string());
     if user.is_empty() && assistant.is_empty() {
         return None;
@@ -124,7 +128,11 @@ pub struct TurnLog {
 impl TurnLog {
     /// Takes an `agent_end` event's `messages`. Returns the write to run in the background, or
     /// `None` when there is nothing to write (empty turn, or a repeat with the same content).
-    pub fn submit(self: &Arc<Self>, brain: Arc<Brain>, messages: &Value) -> Option<impl Future<Output = ()> + Send + 'static> {
+    pub fn submit(
+        self: &Arc<Self>,
+        brain: Arc<Brain>,
+        messages: &Value,
+    ) -> Option<impl Future<Output = ()> + Send + 'static> {
         let turn = extract(messages)?;
         let content = turn.content();
         let ts = clock::now_rfc3339();
@@ -201,13 +209,25 @@ impl TurnLog {
     }
 
     /// One write, retried while another process holds the lock past the busy timeout.
-    async fn attempt(&self, brain: &Arc<Brain>, id: Option<String>, content: &str, ts: &str) -> crate::brain::Result<String> {
+    async fn attempt(
+        &self,
+        brain: &Arc<Brain>,
+        id: Option<String>,
+        content: &str,
+        ts: &str,
+    ) -> crate::brain::Result<String> {
         let mut attempt = 1;
         loop {
             let (content, ts) = (content.to_string(), ts.to_string());
             let op = match id.clone() {
                 Some(id) => WriteOp::Update { id, content, ts },
-                None => WriteOp::Insert { content, category: "conversation".into(), namespace: "voice".into(), importance: 0.3, ts },
+                None => WriteOp::Insert {
+                    content,
+                    category: "conversation".into(),
+                    namespace: "voice".into(),
+                    importance: 0.3,
+                    ts,
+                },
             };
             let r = brain.write(op).await;
             match r {
@@ -227,7 +247,10 @@ impl TurnLog {
     async fn wait_for_file(&self, brain: &Brain) -> bool {
         if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
-            crate::diag!("turn log: not written: brain.db is missing at {} and {MAX_WAITING} rows wait already", brain.path().display());
+            crate::diag!(
+                "turn log: not written: brain.db is missing at {} and {MAX_WAITING} rows wait already",
+                brain.path().display()
+            );
             return false;
         }
         *lock(&self.waiting_for) = Some(brain.path().to_path_buf());

@@ -26,7 +26,10 @@ fn extracts_the_last_user_prompt_and_the_spoken_text_after_it() {
 fn empty_turns_write_nothing_and_half_turns_write() {
     assert_eq!(extract(&json!([])), None);
     assert_eq!(extract(&json!({"not": "an array"})), None);
-    assert_eq!(extract(&json!([{"role": "user", "content": "  "}, {"role": "assistant", "content": [{"type": "toolCall"}]}])), None);
+    assert_eq!(
+        extract(&json!([{"role": "user", "content": "  "}, {"role": "assistant", "content": [{"type": "toolCall"}]}])),
+        None
+    );
     let only_user = extract(&json!([{"role": "user", "content": "hello"}])).unwrap();
     // Composed with the space; the store strips it (see a_turn_row_is_stripped_by_the_store).
     assert_eq!(only_user.content(), "user: hello | assistant: ");
@@ -42,7 +45,8 @@ fn an_assistant_plain_string_says_nothing() {
     // Only {type: "text"} blocks count for the assistant; a user's plain string does count.
     let t = extract(&json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "plain string"}, {"role": "assistant", "content": [{"type": "text", "text": "blocks"}]}])).unwrap();
     assert_eq!(t.assistant, "blocks");
-    let t = extract(&json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "plain string"}])).unwrap();
+    let t =
+        extract(&json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "plain string"}])).unwrap();
     assert_eq!(t.assistant, "");
     assert_eq!(extract(&json!([{"role": "assistant", "content": "plain only"}])), None);
 }
