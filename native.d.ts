@@ -56,6 +56,12 @@ export declare function callTool(name: string, params?: any | undefined | null, 
  */
 export declare function cancelCall(callId: number): boolean
 
+/**
+ * `clean-turns [--dry-run] [--backup PATH|none]`: rewrites brain.db's polluted conversation rows
+ * (src/voice/clean_turns.rs), on a blocking thread.
+ */
+export declare function cleanTurns(dryRun: boolean, backup?: string | undefined | null): Promise<DoctorOutput>
+
 /** Runs every read-only check against this process's environment. `color`: ANSI colours. */
 export declare function doctor(json: boolean, color: boolean, nodeVersion?: string | undefined | null, nodeExecPath?: string | undefined | null): Promise<DoctorOutput>
 

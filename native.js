@@ -840,6 +840,7 @@ module.exports.agentSettled = nativeBinding.agentSettled
 module.exports.beforeAgentStart = nativeBinding.beforeAgentStart
 module.exports.callTool = nativeBinding.callTool
 module.exports.cancelCall = nativeBinding.cancelCall
+module.exports.cleanTurns = nativeBinding.cleanTurns
 module.exports.doctor = nativeBinding.doctor
 module.exports.feedOnce = nativeBinding.feedOnce
 module.exports.feedPlan = nativeBinding.feedPlan

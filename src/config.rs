@@ -55,7 +55,8 @@ pub struct VoiceConfig {
     pub behaviour_timeout: Duration,
     /// `VOICE_THINKER_URL`, default `http://localhost:8080/v1/chat/completions`.
     pub thinker_url: String,
-    /// `VOICE_THINKER_TIMEOUT` in seconds (fractions allowed), default 30.
+    /// `VOICE_THINKER_TIMEOUT` in seconds (fractions allowed), default 90: the reasoner is not kept
+    /// resident, and its cold load alone takes 30-50 s (production raised it from 30 for that).
     pub thinker_timeout: Duration,
     /// `VOICE_THINKER_MODEL`, default `qwen3.6:27b-think`.
     pub thinker_model: String,
@@ -75,6 +76,8 @@ pub struct VoiceConfig {
 
 pub const DEFAULT_BEHAVIOUR_URL: &str = "http://127.0.0.1:8090";
 pub const DEFAULT_THINKER_URL: &str = "http://localhost:8080/v1/chat/completions";
+/// `VOICE_THINKER_TIMEOUT` when unset, in seconds.
+pub const DEFAULT_THINKER_TIMEOUT_SECS: f64 = 90.0;
 pub const DEFAULT_THINKER_MODEL: &str = "qwen3.6:27b-think";
 pub const DEFAULT_SONG_ASSET_BASE: &str = "/opt/xiaozhi-esp32-server/config/assets/songs";
 
@@ -167,7 +170,7 @@ impl VoiceConfig {
         let thinker_url = r.text("VOICE_THINKER_URL").unwrap_or_else(|| DEFAULT_THINKER_URL.into());
         let secs = r.parsed(
             "VOICE_THINKER_TIMEOUT",
-            30f64,
+            DEFAULT_THINKER_TIMEOUT_SECS,
             |v| v.is_finite() && *v > 0.0 && *v < 1e9,
             "a positive number of seconds",
         );
@@ -263,7 +266,7 @@ mod tests {
         assert_eq!(c.behaviour_url, "http://127.0.0.1:8090");
         assert_eq!(c.behaviour_timeout, Duration::from_millis(3000));
         assert_eq!(c.thinker_url, DEFAULT_THINKER_URL);
-        assert_eq!(c.thinker_timeout, Duration::from_secs(30));
+        assert_eq!(c.thinker_timeout, Duration::from_secs(90));
         assert_eq!(c.thinker_model, "qwen3.6:27b-think");
         assert_eq!(c.xiaozhi_host, None);
         assert_eq!(c.xiaozhi_port, 8003);
@@ -299,7 +302,7 @@ mod tests {
         assert_eq!(w.len(), 4, "{w:?}");
         assert_eq!(c.xiaozhi_port, 8003);
         assert_eq!(c.behaviour_timeout, Duration::from_millis(3000));
-        assert_eq!(c.thinker_timeout, Duration::from_secs(30));
+        assert_eq!(c.thinker_timeout, Duration::from_secs(90));
         assert_eq!(c.person_max_facts, 6);
     }
 

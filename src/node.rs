@@ -400,6 +400,17 @@ pub async fn doctor(
     DoctorOutput { text: if json { r.to_json() } else { r.to_text(color) }, exit_code: r.exit_code() }
 }
 
+/// `clean-turns [--dry-run] [--backup PATH|none]`: rewrites brain.db's polluted conversation rows
+/// (src/voice/clean_turns.rs), on a blocking thread.
+#[napi]
+pub async fn clean_turns(dry_run: bool, backup: Option<String>) -> DoctorOutput {
+    let path = crate::config::Config::from_env().voice.brain_db;
+    let backup = crate::voice::clean_turns::Backup::from_arg(backup.as_deref());
+    let run = tokio::task::spawn_blocking(move || crate::voice::clean_turns::command(&path, dry_run, &backup)).await;
+    let (text, exit_code) = run.unwrap_or_else(|e| (format!("clean-turns: internal error: {e}\n"), 1));
+    DoctorOutput { text, exit_code }
+}
+
 /// `feed --dry-run`: what a feed would stage and send; reads only.
 #[napi]
 pub fn feed_plan() -> String {

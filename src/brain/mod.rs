@@ -682,6 +682,28 @@ impl Brain {
     }
 }
 
+/// Opens the brain.db at `path` read-only, for the operator's tools (`doctor`, `clean-turns
+/// --dry-run`): nothing is created or written. When no `-wal` file exists (no connection has it open
+/// in WAL mode), it is opened `immutable=1`, so SQLite doesn't create a `-shm` either; otherwise the
+/// connection uses the running writer's `-wal`/`-shm`.
+pub fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let immutable = !Path::new(&wal).exists();
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let uri = format!(
+        "file:{}{}",
+        percent_encoding::utf8_percent_encode(&path.to_string_lossy(), URI_PATH),
+        if immutable { "?immutable=1" } else { "?mode=ro" }
+    );
+    let conn = Connection::open_with_flags(uri, flags)?;
+    conn.busy_timeout(Duration::from_secs(2))?;
+    Ok(conn)
+}
+
+/// What a path must escape to be read as a `file:` URI.
+const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'?').add(b'#').add(b'%').add(b' ');
+
 /// Closes a connection on a file that is no longer at the path. Its WAL is checkpointed into the
 /// old file and truncated first: the `-wal` file is found by the path's name, and left as it is,
 /// its frames would be replayed into whatever file sits at the path next. (SQLite itself skips the

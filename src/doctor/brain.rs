@@ -1,13 +1,11 @@
 //! brain.db, read-only: path, existence, schema against `brain-schema.sql` (FTS table included),
 //! journal mode, size, rows per category and namespace, pending facts, file mode, other holders.
 //!
-//! Never creates or writes anything: the file is opened with `SQLITE_OPEN_READ_ONLY`. When no
-//! `-wal` file exists (no connection has it open in WAL mode), it is opened `immutable=1`, so
-//! SQLite doesn't create a `-shm` either; otherwise the read-only connection uses the existing
-//! `-wal`/`-shm` of the running writer.
+//! Never creates or writes anything: the file is opened with [`crate::brain::open_read_only`]. Also
+//! counts the conversation rows that still hold prompt scaffolding (a warning naming `clean-turns`).
 
 use super::Check;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -54,15 +52,16 @@ pub fn check(path: &Path, voice_enabled: bool, explicit: bool) -> Vec<Check> {
         Ok(m) => out.push(Check::warn("brain.db journal", m, "let ZeroClaw or the extension open it once (they set journal_mode=WAL), or run PRAGMA journal_mode=WAL with pi stopped")),
         Err(e) => out.push(Check::fail("brain.db journal", e, "brain.db is not an SQLite database: restore it from a backup")),
     }
-    match open(path, wal_size.is_none()) {
+    match crate::brain::open_read_only(path) {
         Err(e) => out.push(Check::fail(
             "brain.db open",
-            e,
+            e.to_string(),
             "check the file's owner and mode, and that it is an SQLite database",
         )),
         Ok(conn) => {
             out.push(schema_check(&conn));
             out.extend(rows(&conn));
+            out.push(turns_check(&conn));
         }
     }
     out.push(holders(path));
@@ -98,20 +97,6 @@ fn journal_mode(path: &Path) -> Result<String, String> {
         (r, w) => format!("unknown (read {r}, write {w})"),
     })
 }
-
-fn open(path: &Path, immutable: bool) -> Result<Connection, String> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let uri = format!(
-        "file:{}{}",
-        percent_encoding::utf8_percent_encode(&path.to_string_lossy(), URI_PATH),
-        if immutable { "?immutable=1" } else { "?mode=ro" }
-    );
-    let conn = Connection::open_with_flags(uri, flags).map_err(|e| e.to_string())?;
-    conn.busy_timeout(std::time::Duration::from_secs(2)).map_err(|e| e.to_string())?;
-    Ok(conn)
-}
-
-const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'?').add(b'#').add(b'%').add(b' ');
 
 type Objects = BTreeSet<(String, String)>;
 
@@ -227,6 +212,20 @@ fn holders(path: &Path) -> Check {
             found.into_iter().collect::<Vec<_>>().join(", ")
         },
     )
+}
+
+/// Conversation rows that still hold the voice provider's prompt scaffolding (written by older
+/// loggers): read back clean by memory_lookup, but still matched by searches until `clean-turns`.
+fn turns_check(conn: &Connection) -> Check {
+    match crate::voice::clean_turns::count_polluted(conn) {
+        Ok((_, 0)) => Check::ok("brain.db turns", "no conversation row holds prompt scaffolding"),
+        Ok((scanned, n)) => Check::warn(
+            "brain.db turns",
+            format!("{n} of {scanned} conversation rows hold the voice provider's prompt scaffolding (HARD CONSTRAINTS …)"),
+            "run `dotty-pi-ext clean-turns --dry-run` to see them, then `dotty-pi-ext clean-turns` (it writes a backup first; safe while pi runs)",
+        ),
+        Err(e) => Check::warn("brain.db turns", format!("conversation rows not read: {e}"), "check the schema line above"),
+    }
 }
 
 #[cfg(test)]

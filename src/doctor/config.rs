@@ -11,7 +11,7 @@ pub const VARIABLES: &[(&str, &str, bool)] = &[
     ("DOTTY_BEHAVIOUR_URL", crate::config::DEFAULT_BEHAVIOUR_URL, false),
     ("DOTTY_BEHAVIOUR_TIMEOUT_MS", "3000", false),
     ("VOICE_THINKER_URL", crate::config::DEFAULT_THINKER_URL, false),
-    ("VOICE_THINKER_TIMEOUT", "30", false),
+    ("VOICE_THINKER_TIMEOUT", "90", false),
     ("VOICE_THINKER_MODEL", crate::config::DEFAULT_THINKER_MODEL, false),
     ("XIAOZHI_HOST", "unset", false),
     ("XIAOZHI_HTTP_PORT", "8003", false),

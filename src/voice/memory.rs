@@ -1,5 +1,6 @@
 //! The brain.db tools: memory_lookup, remember, recall_person, remember_person.
 
+use super::scaffolding::clean_row;
 use super::Voice;
 use crate::brain::{clock, WriteOp};
 use crate::services::dotty_behaviour::{person_review, Review};
@@ -20,7 +21,13 @@ pub fn memory_lookup(v: &Voice, query: &str, done: impl FnOnce(String) + Send + 
     v.brain.submit_lookup(phrase, 5, move |r| {
         done(match r {
             Ok(rows) if !rows.is_empty() => {
-                rows.iter().take(3).map(|c| ellipsize(strip(c), SNIPPET_MAX)).collect::<Vec<_>>().join(" | ")
+                // Rows older loggers wrote with the voice provider's rules inside are read back as
+                // the conversation they were (the contract's step 5), before the 200-codepoint cut.
+                rows.iter()
+                    .take(3)
+                    .map(|c| ellipsize(strip(&clean_row(c)), SNIPPET_MAX))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             }
             Ok(_) => "(no memories found)".into(),
             Err(e) => {

@@ -8,6 +8,7 @@
 use crate::brain::{clock, Brain, BrainError, WriteOp};
 use crate::sync::lock;
 use crate::text::{strip, take};
+use crate::voice::scaffolding;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -81,7 +82,9 @@ pub fn extract(messages: &Value) -> Option<Turn> {
         .filter(|m| role(m).as_deref() == Some("assistant"))
         .map(|m| spoken_text(m.get("content")))
         .collect();
-    let (user, assistant) = (strip(&user).to_string(), strip(&assistant).to_string());
+    // The prompt is the person's words plus the voice provider's per-turn scaffolding: only the
+    // words are conversation (docs/voice-tools.md, "Prompt scaffolding").
+    let (user, assistant) = (scaffolding::spoken(&user), strip(&assistant).to_string());
     if user.is_empty() && assistant.is_empty() {
         return None;
     }
