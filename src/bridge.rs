@@ -302,7 +302,7 @@ impl Bridge {
             // The reason often says "MemPalace is down: …" itself: not twice in a short footer.
             (Some(why), _) => format!(
                 "MemPalace down: {}",
-                crate::text::take(why.strip_prefix("MemPalace is down: ").unwrap_or(&why), 120)
+                crate::text::first_chars(why.strip_prefix("MemPalace is down: ").unwrap_or(&why), 120)
             ),
             (None, true) => format!("MemPalace: {tools}"),
             (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),

@@ -14,7 +14,7 @@ pub fn strip(s: &str) -> &str {
 }
 
 /// Python's `s[:n]`: the first `n` codepoints.
-pub fn take(s: &str, n: usize) -> &str {
+pub fn first_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -24,14 +24,14 @@ pub fn take(s: &str, n: usize) -> &str {
 /// The contract's snippet rule: more than `max` codepoints → the first `max - 3` and `...`.
 pub fn ellipsize(s: &str, max: usize) -> String {
     if s.chars().nth(max).is_some() {
-        format!("{}...", take(s, max.saturating_sub(3)))
+        format!("{}...", first_chars(s, max.saturating_sub(3)))
     } else {
         s.to_string()
     }
 }
 
 /// Number of codepoints.
-pub fn len(s: &str) -> usize {
+pub fn char_count(s: &str) -> usize {
     s.chars().count()
 }
 
@@ -70,11 +70,11 @@ mod tests {
     fn take_counts_codepoints_not_units_or_bytes() {
         // Each emoji is one codepoint, two UTF-16 units, four bytes.
         let s = "😀😀😀";
-        assert_eq!(take(s, 2), "😀😀");
-        assert_eq!(take("é", 5), "é");
-        assert_eq!(take("abc", 0), "");
+        assert_eq!(first_chars(s, 2), "😀😀");
+        assert_eq!(first_chars("é", 5), "é");
+        assert_eq!(first_chars("abc", 0), "");
         // A combining sequence is two codepoints: Python cuts between them, so do we.
-        assert_eq!(take("e\u{301}x", 1), "e");
+        assert_eq!(first_chars("e\u{301}x", 1), "e");
     }
 
     #[test]

@@ -23,12 +23,12 @@ pub fn check(data: &[u8]) {
     assert!(s[..at].chars().all(|c| PY_WHITESPACE.contains(&c)));
     assert!(s[at + stripped.len()..].chars().all(|c| PY_WHITESPACE.contains(&c)));
 
-    let len = text::len(s);
+    let len = text::char_count(s);
     assert_eq!(len, py_len(s), "len({s:?})");
 
-    let taken = text::take(s, n);
+    let taken = text::first_chars(s, n);
     assert_eq!(taken, py_prefix(s, n), "take({s:?}, {n})");
-    assert_eq!(text::len(taken), n.min(len));
+    assert_eq!(text::char_count(taken), n.min(len));
     assert!(s.starts_with(taken));
 
     let e = text::ellipsize(s, max);

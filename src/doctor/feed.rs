@@ -77,7 +77,7 @@ fn sessions(dir: &Path) -> Vec<(PathBuf, u64, bool)> {
 pub fn describe(o: &FeedOutcome) -> (String, bool) {
     match o {
         FeedOutcome::Fed { source, output } => {
-            (format!("fed {source} to the palace: {}", crate::text::take(output.trim(), 400)), true)
+            (format!("fed {source} to the palace: {}", crate::text::first_chars(output.trim(), 400)), true)
         }
         FeedOutcome::NothingToFeed => ("nothing to feed: no session changed since the last feed".into(), true),
         FeedOutcome::Skipped(SkipReason::Disabled) => {

@@ -38,7 +38,7 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
                 let field = |k: &str| {
                     i.get(k)
                         .and_then(serde_json::Value::as_str)
-                        .map(|s| crate::text::take(s, 64).to_string())
+                        .map(|s| crate::text::first_chars(s, 64).to_string())
                         .unwrap_or_else(|| "?".into())
                 };
                 format!("server {} {}", field("name"), field("version"))
@@ -210,7 +210,7 @@ fn last_outcome(pal: &PalaceConfig) -> Option<Last> {
         return None;
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(|x| crate::text::take(x, 300).to_string());
+    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(|x| crate::text::first_chars(x, 300).to_string());
     Some(Last {
         at_ms: v.get("atMs")?.as_u64()?,
         reason: s("reason")?,

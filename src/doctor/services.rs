@@ -111,7 +111,7 @@ async fn probe(
             Ok(v) => Check::ok(name, format!("HTTP {status} in {ms} ms: {}", summary(&v))),
             Err(_) => Check::warn(
                 name,
-                format!("HTTP {status} in {ms} ms but not JSON: {}", crate::text::take(&body, 80)),
+                format!("HTTP {status} in {ms} ms but not JSON: {}", crate::text::first_chars(&body, 80)),
                 "check that the URL points at this service and not something else",
             ),
         },
@@ -122,7 +122,7 @@ async fn probe(
         ),
         Err(HttpError::Status { status, body }) => Check::fail(
             name,
-            format!("HTTP {status} in {ms} ms: {}", crate::text::take(&body, 80)),
+            format!("HTTP {status} in {ms} ms: {}", crate::text::first_chars(&body, 80)),
             "check the service's own log; the URL may point at the wrong service or path",
         ),
         Err(HttpError::Timeout) => {

@@ -88,7 +88,7 @@ impl StderrTail {
                         if t.len() == 3 {
                             t.pop_front();
                         }
-                        t.push_back(crate::text::take(line.trim(), 300).to_string());
+                        t.push_back(crate::text::first_chars(line.trim(), 300).to_string());
                     }
                 }
                 Ok(Line::TooLong(_)) => {}

@@ -70,7 +70,7 @@ impl fmt::Display for McpError {
             McpError::Forbidden => f.write_str(
                 "forbidden (HTTP 403): the server rejected this Host/Origin; check the host in MEMPALACE_REMOTE_URL against the server's allowed hosts",
             ),
-            McpError::Http { status, body } => write!(f, "MemPalace answered HTTP {status}: {}", crate::text::take(body, 200)),
+            McpError::Http { status, body } => write!(f, "MemPalace answered HTTP {status}: {}", crate::text::first_chars(body, 200)),
             McpError::TooLarge { cap } => write!(
                 f,
                 "MemPalace's reply larger than {} (MEMPALACE_MCP_MAX_MESSAGE_BYTES) was dropped; the call failed",

@@ -273,7 +273,7 @@ impl Inner {
             };
             return Err(Failure::sent(McpError::Redirect {
                 status: status.as_u16(),
-                location: crate::text::take(&location, 200).to_string(),
+                location: crate::text::first_chars(&location, 200).to_string(),
             }));
         }
         if !status.is_success() {
@@ -282,7 +282,7 @@ impl Inner {
                 StatusCode::UNAUTHORIZED => McpError::Unauthorized,
                 StatusCode::FORBIDDEN => McpError::Forbidden,
                 s if s.is_server_error() => {
-                    McpError::Crashed(format!("HTTP {}: {}", s.as_u16(), crate::text::take(body.trim(), 200)))
+                    McpError::Crashed(format!("HTTP {}: {}", s.as_u16(), crate::text::first_chars(body.trim(), 200)))
                 }
                 s => McpError::Http { status: s.as_u16(), body },
             }));

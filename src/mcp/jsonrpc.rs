@@ -161,7 +161,7 @@ fn classify(env: Envelope) -> Incoming {
     }
     let Some(id) = id.as_ref().and_then(Value::as_u64) else {
         return Incoming::Orphan(
-            id.map_or_else(|| "null".into(), |v| crate::text::take(&v.to_string(), 64).to_string()),
+            id.map_or_else(|| "null".into(), |v| crate::text::first_chars(&v.to_string(), 64).to_string()),
         );
     };
     let outcome = match error {

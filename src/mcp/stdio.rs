@@ -431,7 +431,7 @@ impl Router<'_> {
             Incoming::Invalid(why) => self.report(format!("wrote a message that is not JSON-RPC ({why})")),
             Incoming::NotJson => self.report(format!(
                 "wrote a line that is not JSON: {:?}",
-                crate::text::take(&String::from_utf8_lossy(line), 120)
+                crate::text::first_chars(&String::from_utf8_lossy(line), 120)
             )),
         }
         Ok(())

@@ -168,7 +168,7 @@ pub fn summary(source: &str, refused: &[Refused]) -> Option<String> {
 /// A hostile name as it may appear on a stderr line: cut to 64 characters, then escaped (no
 /// newline or control character reaches the terminal).
 pub fn shown(name: &str) -> String {
-    format!("\"{}\"", crate::text::take(name, MAX_NAME_CHARS).escape_debug())
+    format!("\"{}\"", crate::text::first_chars(name, MAX_NAME_CHARS).escape_debug())
 }
 
 /// The names among `tools` that something else in this pi process registered already (`taken`:

@@ -24,7 +24,7 @@ impl std::fmt::Display for HttpError {
         match self {
             HttpError::Timeout => f.write_str("timed out"),
             HttpError::Transport(e) => f.write_str(e),
-            HttpError::Status { status, body } => write!(f, "HTTP {status}: {}", crate::text::take(body, 120)),
+            HttpError::Status { status, body } => write!(f, "HTTP {status}: {}", crate::text::first_chars(body, 120)),
             HttpError::Body(e) => write!(f, "bad response body: {e}"),
         }
     }

@@ -97,7 +97,7 @@ fn plain_files(v: &serde_json::Value) -> Vec<String> {
         let shown: Vec<String> = dropped
             .iter()
             .take(3)
-            .map(|n| crate::text::take(&n.escape_default().to_string(), 64).to_string())
+            .map(|n| crate::text::first_chars(&n.escape_default().to_string(), 64).to_string())
             .collect();
         crate::diag!(
             "play_song: dropped {} catalogue entries that are not plain file names (e.g. {})",

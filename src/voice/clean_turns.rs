@@ -15,7 +15,7 @@
 //! to a new 0600 file beside brain.db. `--dry-run` opens the file read-only and writes nothing.
 
 use super::scaffolding;
-use crate::text::take;
+use crate::text::first_chars;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -351,8 +351,8 @@ pub fn render(path: &Path, dry_run: bool, out: &Outcome) -> String {
 
 /// A row as JSON string text (newlines visible), cut at [`EXAMPLE_MAX`] codepoints.
 fn shown(row: &str) -> String {
-    let n = crate::text::len(row);
-    let cut = serde_json::Value::String(take(row, EXAMPLE_MAX).to_string()).to_string();
+    let n = crate::text::char_count(row);
+    let cut = serde_json::Value::String(first_chars(row, EXAMPLE_MAX).to_string()).to_string();
     if n > EXAMPLE_MAX {
         format!("{cut} … (+{} codepoints)", n - EXAMPLE_MAX)
     } else {

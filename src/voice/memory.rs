@@ -4,7 +4,7 @@ use super::scaffolding::clean_row;
 use super::Voice;
 use crate::brain::{clock, WriteOp};
 use crate::services::dotty_behaviour::{person_review, Review};
-use crate::text::{ellipsize, fts_phrase, strip, take};
+use crate::text::{ellipsize, first_chars, fts_phrase, strip};
 
 const SNIPPET_MAX: usize = 200;
 const FACT_MAX: usize = 300;
@@ -44,7 +44,7 @@ pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'stati
         return done("(empty fact)".into());
     }
     let op = WriteOp::Insert {
-        content: take(f, FACT_MAX).to_string(),
+        content: first_chars(f, FACT_MAX).to_string(),
         category: "core".into(),
         namespace: "voice".into(),
         importance: 0.7,
@@ -97,7 +97,7 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
     if f.is_empty() {
         return "(empty fact)".into();
     }
-    let f = take(f, FACT_MAX).to_string();
+    let f = first_chars(f, FACT_MAX).to_string();
     let id = n.to_lowercase();
     let review = person_review(&v.http, &v.cfg, n).await;
     let (namespace, reply) = match review {

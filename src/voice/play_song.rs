@@ -3,7 +3,7 @@
 use super::songs::{best_match, no_match_reply};
 use super::Voice;
 use crate::services::HttpError;
-use crate::text::{strip, take, without_extension};
+use crate::text::{first_chars, strip, without_extension};
 
 pub async fn play_song(v: &Voice, name: &str) -> String {
     let n = strip(name);
@@ -24,7 +24,7 @@ pub async fn play_song(v: &Voice, name: &str) -> String {
     match admin.play(&asset).await {
         Ok(()) => format!("playing {}", without_extension(file)),
         Err(HttpError::Status { status, body }) => {
-            format!("(couldn't play {file}: HTTP {status}: {})", take(&body, 120))
+            format!("(couldn't play {file}: HTTP {status}: {})", first_chars(&body, 120))
         }
         Err(e) => {
             crate::diag!("play_song: {file}: {e}");

@@ -8,7 +8,7 @@
 //! ([`spoken`]), memory_lookup reads old polluted rows back clean ([`clean_row`]), and the
 //! operator's `clean-turns` rewrites them in place ([`repair_row`]).
 
-use crate::text::{len, strip};
+use crate::text::{char_count, strip};
 use serde_json::Value;
 
 /// Where the scaffolding starts: one of these right after one or more newlines (case-sensitive,
@@ -119,7 +119,7 @@ fn repair_once(content: &str) -> String {
 /// A user half cut at [`USER_CUT`] codepoints inside a marker, minus that partial marker and the
 /// newlines before it (`…\n\n---\nHARD CONSTRAIN` → `…`); any other text as it is.
 fn without_cut_marker(user: &str) -> &str {
-    if len(user) != USER_CUT {
+    if char_count(user) != USER_CUT {
         return user;
     }
     // Every proper prefix of every marker (the markers are ASCII, so each length is a char boundary),

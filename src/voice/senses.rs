@@ -2,7 +2,7 @@
 
 use super::Voice;
 use crate::services::{dotty_behaviour, thinker, HttpError};
-use crate::text::{strip, take};
+use crate::text::{first_chars, strip};
 
 pub async fn think_hard(v: &Voice, question: &str) -> String {
     let q = strip(question);
@@ -10,7 +10,7 @@ pub async fn think_hard(v: &Voice, question: &str) -> String {
         return "(empty question)".into();
     }
     match thinker::ask(&v.http, &v.cfg, q).await {
-        Ok(answer) => take(strip(&answer), 500).to_string(),
+        Ok(answer) => first_chars(strip(&answer), 500).to_string(),
         Err(HttpError::Timeout) => {
             crate::diag!("think_hard: no answer within {:?}", v.cfg.thinker_timeout);
             "(I'm slow today, try again in a moment)".into()

@@ -1,7 +1,7 @@
 //! The song matcher: case-insensitive, not fuzzy; an exact stem wins at once, otherwise the
 //! closest-length substring match, the first one on ties.
 
-use crate::text::{len, strip, without_extension};
+use crate::text::{char_count, strip, without_extension};
 
 /// Picks a file from `catalogue` for the spoken name `name` (already stripped).
 pub fn best_match<'a>(name: &str, catalogue: &'a [String]) -> Option<&'a str> {
@@ -10,7 +10,7 @@ pub fn best_match<'a>(name: &str, catalogue: &'a [String]) -> Option<&'a str> {
     if q.is_empty() {
         return None;
     }
-    let q_len = len(q);
+    let q_len = char_count(q);
     let mut best: Option<(usize, &str)> = None;
     for file in catalogue {
         let lowered_file = file.to_lowercase();
@@ -19,7 +19,7 @@ pub fn best_match<'a>(name: &str, catalogue: &'a [String]) -> Option<&'a str> {
             return Some(file);
         }
         if stem.contains(q) || q.contains(stem) {
-            let score = len(stem).abs_diff(q_len);
+            let score = char_count(stem).abs_diff(q_len);
             if best.is_none_or(|(s, _)| score < s) {
                 best = Some((score, file));
             }

@@ -7,7 +7,7 @@
 
 use crate::brain::{clock, Brain, BrainError, WriteOp};
 use crate::sync::lock;
-use crate::text::{strip, take};
+use crate::text::{first_chars, strip};
 use crate::voice::scaffolding;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -37,7 +37,11 @@ impl Turn {
     /// The row's `content` as composed; the store strips it once more (so an empty assistant half
     /// is stored as `... | assistant:`).
     pub fn content(&self) -> String {
-        format!("user: {} | assistant: {}", take(&self.user, USER_MAX), take(&self.assistant, ASSISTANT_MAX))
+        format!(
+            "user: {} | assistant: {}",
+            first_chars(&self.user, USER_MAX),
+            first_chars(&self.assistant, ASSISTANT_MAX)
+        )
     }
 }
 
