@@ -156,8 +156,10 @@ function oldUserHalf(words, rand, earlier) {
   else {
     // Long words, so that the cut falls inside the marker: 1 to 35 of its 36 codepoints kept.
     const keep = 1 + Math.floor(rand() * (cpLen(HARD_MARKER) - 1));
+    // A child rambling on: varied clauses (not the question again, which would skew the ranking).
+    const pick = (list) => list[Math.floor(list.length * rand())];
     let long = words;
-    while (cpLen(long) < 500) long += ` and then ${words}`;
+    while (cpLen(long) < 500) long += `, and ${pick(FILLER)} we ${pick(ACTIVITIES)} at ${pick(PLACES)}`;
     long = takeCp(long, 500 - keep);
     prompt = long + turnSuffix(false);
   }
