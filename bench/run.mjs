@@ -122,7 +122,12 @@ if (only.has(1) || only.has(7) || only.has(8)) {
     const diff = a.map((x, i) => x !== b[i]).filter(Boolean).length;
     // Every reply of every round, native against the peer's same call (same query sequence).
     let compared = 0, differ = 0;
-    res.native.forEach((r, k) => r.allReplies.forEach((x, i) => { compared++; if (x !== res.peer[k].allReplies[i]) differ++; }));
+    const diffs = []; // the first few, kept in last-run.json (fig1diffs) to see why they differ
+    res.native.forEach((r, k) => r.allReplies.forEach((x, i) => {
+      compared++;
+      if (x !== res.peer[k].allReplies[i]) { differ++; if (diffs.length < 5) diffs.push({ round: k, call: i, query: QUERIES[i % QUERIES.length], native: x, peer: res.peer[k].allReplies[i] }); }
+    }));
+    if (diffs.length) (results.fig1diffs ??= {})[n] = diffs;
     for (const r of [...res.native, ...res.peer]) delete r.allReplies; // kept out of last-run.json
     notes.push(`- ${label(n)}: replies to the ${QUERIES.length} queries ${diff ? `differ for ${diff} of them` : 'identical'} native vs peer; every timed reply compared: ${differ ? `⚠ ${differ} of ${compared} differ` : `${compared} of ${compared} byte-identical`}; native readers opened: ${res.native.map((r) => r.stats.brainReaderOpens).join(', ')}`);
   }
