@@ -54,6 +54,10 @@ function runCase(opts, { env = {}, nodeArgs = [], timeoutMs = 600_000 } = {}) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '', err = '';
+    // Decoded as one stream: a chunk boundary can fall inside a multi-byte character (an emoji of a
+    // reply), which `out += buffer` would turn into U+FFFD on both sides of the cut.
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
