@@ -42,6 +42,8 @@ const fixtures = {
   p3: [oldRow(cutWords, '😊 Lots of w.'), `user: ${cutWords} | assistant: 😊 Lots of w.`],
   p4: ['user: {"content": "My favourite colour is purple."}\n---\nHARD CONSTRAINTS for THIS reply (overr | assistant: 😊 Purple is lovely!', 'user: My favourite colour is purple. | assistant: 😊 Purple is lovely!'],
   p5: [oldRow('你好 🦖 dinosaur time', '😆 Roar!'), 'user: 你好 🦖 dinosaur time | assistant: 😆 Roar!'],
+  // A recall turn whose MEMORY SEARCH RESULTS block quoted an earlier row, separator and all.
+  p6: [oldRow('Do you remember my cat?\n\nMEMORY SEARCH RESULTS (from earlier conversations):\n- user: what is my cat called | assistant: 😊 Miso.', '😊 Your cat is Miso!'), 'user: Do you remember my cat? | assistant: 😊 Your cat is Miso!'],
 };
 const untouched = {
   c1: 'user: is a giraffe tall | assistant: 😊 Very tall.',
@@ -72,7 +74,7 @@ describe('clean-turns', () => {
   it('doctor counts the polluted rows and names clean-turns (read-only)', async () => {
     const hash = sha(db);
     const r = await cli(['doctor'], { ...env, DOTTY_BEHAVIOUR_URL: 'http://127.0.0.1:9', VOICE_THINKER_URL: 'http://127.0.0.1:9/v1' });
-    expect(r.stdout).toMatch(/^warn +brain\.db turns +8 of 10 conversation rows hold the voice provider's prompt scaffolding/m);
+    expect(r.stdout).toMatch(/^warn +brain\.db turns +9 of 11 conversation rows hold the voice provider's prompt scaffolding/m);
     expect(r.stdout).toContain('dotty-pi-ext clean-turns --dry-run');
     expect(sha(db)).toBe(hash);
   });
@@ -83,7 +85,7 @@ describe('clean-turns', () => {
     const r = await cli(['clean-turns', '--dry-run'], env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`clean-turns --dry-run: ${db} (nothing written)`);
-    expect(r.stdout).toContain('scanned 10 conversation rows: 8 would be cleaned, 2 unchanged');
+    expect(r.stdout).toContain('scanned 11 conversation rows: 9 would be cleaned, 2 unchanged');
     expect(r.stdout.match(/^example \d of 3:$/gm)).toHaveLength(3);
     expect(r.stdout).toContain(`  after:  ${JSON.stringify(fixtures.p1[1])}`);
     expect(sha(db)).toBe(hash);
@@ -105,7 +107,7 @@ describe('clean-turns', () => {
     expect(await writerDone).toBe(0);
     expect(r.stderr).toContain("another writer holds brain.db's write lock; waiting for it");
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('scanned 10 conversation rows: cleaned 5, skipped 3 (changed by another writer meanwhile), unchanged 2');
+    expect(r.stdout).toContain('scanned 11 conversation rows: cleaned 6, skipped 3 (changed by another writer meanwhile), unchanged 2');
     const backup = /^backup: (.+) \(0600/m.exec(r.stdout)[1];
 
     const rows = new Map(readRows(db).map((r) => [r.id, r]));
@@ -136,14 +138,14 @@ describe('clean-turns', () => {
     const second = await cli(['clean-turns', '--backup', 'none'], env);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain('backup: none');
-    expect(second.stdout).toContain('scanned 9 conversation rows: cleaned 2, skipped 0 (changed by another writer meanwhile), unchanged 7');
+    expect(second.stdout).toContain('scanned 10 conversation rows: cleaned 2, skipped 0 (changed by another writer meanwhile), unchanged 8');
     expect(hardConstraints(db)).toEqual(['u1']);
     expect(readRows(db).find((r) => r.id === 'r1').content).toBe('user: Rewritten by ZeroClaw meanwhile | assistant: 😐 ok (edited)');
     // SQLite's -wal and -shm come and go with connections: no other file appears.
     const files = () => fs.readdirSync(dir).filter((f) => !/-(wal|shm)$/.test(f)).sort();
     const filesBefore = files();
     const third = await cli(['clean-turns', '--backup=none'], env);
-    expect(third.stdout).toContain('cleaned 0, skipped 0 (changed by another writer meanwhile), unchanged 9');
+    expect(third.stdout).toContain('cleaned 0, skipped 0 (changed by another writer meanwhile), unchanged 10');
     expect(files()).toEqual(filesBefore);
     const doctor = await cli(['doctor'], { ...env, DOTTY_BEHAVIOUR_URL: 'http://127.0.0.1:9', VOICE_THINKER_URL: 'http://127.0.0.1:9/v1' });
     expect(doctor.stdout).toMatch(/^ok +brain\.db turns +no conversation row holds prompt scaffolding/m);

@@ -123,16 +123,17 @@ describe('memory_lookup reads polluted rows back as conversation', () => {
   const pollutedKid = oldRow('Is a shark a fish?', '🤔 Yes, sharks are fish.', { kid: true });
   const dinner = oldRow('What should we have for dinner', '😊 Pasta!', { routing: false });
   const count = oldRow('Can you count to three', '😊 One, two, three!', { routing: false, kid: true });
-  // Words long enough that the old cut fell inside the rules' first line, mid-word.
-  const longWords = 'I like long stories about my pet tortoise Shelly ' + 'and her garden '.repeat(27);
+  // Words long enough for the 200-codepoint rule to cut the cleaned row; the old cut fell inside the rules.
+  const longWords = 'I like long stories about my pet tortoise Shelly ' + 'and her garden '.repeat(9);
   const pollutedLong = oldRow(longWords, '😊 Shelly sounds lovely!', { routing: false });
   const legacy = 'user: {"content": "My favourite colour is purple."}\n---\nHARD CONSTRAINTS for THIS reply (overr | assistant: 😊 Purple is lovely!';
   const noAnswer = oldRow('Hello there giraffe fan', '').trimEnd(); // `… | assistant:` as the store stripped it
 
   beforeAll(() => {
     expect(cp(pollutedLong.split(' | assistant: ')[0]).length).toBe(6 + 500);
-    // The marker is whole; the rule after it was cut mid-word.
-    expect(pollutedLong).toMatch(/\n\n---\nHARD CONSTRAINTS for THIS reply \(overrid \| assistant: /);
+    // The marker is whole; the rules after it were cut before their end.
+    expect(pollutedLong).toContain('\n\n---\nHARD CONSTRAINTS for THIS reply');
+    expect(pollutedLong).not.toContain('Begin your reply now.');
     expect(dinner).toContain('Reply in ENGLISH ONLY');
     addRows(db, [
       { content: dinner, category: 'conversation', importance: 0.3 },
@@ -164,12 +165,12 @@ describe('memory_lookup reads polluted rows back as conversation', () => {
     const got = await ext.text('memory_lookup', { query: 'English' });
     expect(got).not.toMatch(/HARD CONSTRAINTS|Begin your reply|EXACTLY ONE emoji/);
     // Only the fact that quotes a rule still says it: it is not a turn row.
-    expect(got.match(/ENGLISH ONLY/g)).toHaveLength(1);
+    expect((got.match(/ENGLISH ONLY/g) ?? []).length).toBeLessThanOrEqual(1);
     // The same rows, in the contract's order, each cleaned as the contract says.
     const rows = query(db, `SELECT m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
       WHERE memories_fts MATCH '"English"' AND m.namespace NOT LIKE 'person_pending:%' ORDER BY rank LIMIT 5`).map((r) => r.content);
-    expect(rows.length).toBe(3);
-    expect(got.split(' | ').sort()).toEqual(['Giraffes are the tallest animals. Reply in ENGLISH ONLY is what the robot says.', 'assistant: 😊 One, two, three!', 'assistant: 😊 Pasta!', 'user: Can you count to three', 'user: What should we have for dinner'].sort());
+    // Four rows hold the word (three in their rules, one fact): the contract's top three, cleaned.
+    expect(rows.length).toBe(4);
     expect(got).toBe(rows.slice(0, 3).map((c) => snippet(contractClean(c))).join(' | '));
   });
 
