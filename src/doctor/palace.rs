@@ -52,15 +52,15 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
         }
         Ok(Err(e)) => {
             // The client gives up at once (no respawns here): say the cause, not the give-up.
-            let why = match &e {
-                McpError::Down { last, .. } => last.clone(),
-                other => other.to_string(),
-            };
-            if matches!(e, McpError::Timeout { .. }) || why.contains("timed out") {
+            let cause = e.cause();
+            if matches!(cause, McpError::Timeout { .. }) {
                 out.push(stalled(limit));
             } else {
+                let why = cause.to_string();
                 let fix = match &mcp.remote_url {
-                    Some(_) if why.contains("401") => "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with",
+                    Some(_) if matches!(cause, McpError::Unauthorized) => {
+                        "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with"
+                    }
                     Some(_) => "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN",
                     None => "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0",
                 };
