@@ -186,10 +186,7 @@ impl Bridge {
     }
 
     pub fn new(cfg: PalaceConfig, mcp: McpConfig) -> Bridge {
-        let cache_key = match &mcp.remote_url {
-            Some(url) => cache::key_for_url(url),
-            None => cache::key_for_command(&mcp.bin, &mcp.args),
-        };
+        let cache_key = cache::key(&mcp);
         let cache_path = cfg.tools_cache_path();
         let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
             crate::diag!(
@@ -207,7 +204,7 @@ impl Bridge {
             current,
             cache_path,
             cache_key,
-            tools: Mutex::new(cached.unwrap_or_default()),
+            tools: Mutex::new(cached.map(|c| c.tools).unwrap_or_default()),
             connected: tokio::sync::Mutex::new(None),
             said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
@@ -364,7 +361,7 @@ impl Bridge {
             ),
             format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
             format!("last error: {last_error}"),
-            format!("last feed: {}", crate::doctor::palace::last_feed_line(&self.cfg)),
+            format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
         ]
         .join("\n")
     }

@@ -6,20 +6,26 @@
 //! `agent_settled` / `agent_end`). Overlapping triggers coalesce: whoever arrives while a feed
 //! runs gets that feed's outcome. Two processes never feed at once ([`lock`]: the loser returns
 //! quietly). Every failure is logged on stderr and returned as [`FeedOutcome::Failed`], never
-//! raised; a feed is bounded by the prepare timeout plus the mine timeout ([`pipeline`]).
+//! raised; a feed is bounded by the prepare timeout plus the mine timeout ([`pipeline`]). The
+//! outcome of each feed that ran is kept for the operator ([`outcome`]).
 //!
-//! This module schedules, and keeps the outcome of each feed that ran for the operator.
+//! This module schedules; the skip rules that depend on the configuration alone are here too
+//! ([`SkipReason::of_config`]), for `doctor` and the dry run to say.
 
 mod lock;
+mod outcome;
 mod pipeline;
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+pub(crate) use outcome::path as outcome_path;
+pub use outcome::{last_feed_line, LastFeed, Ran};
 
 use super::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::diag;
 use crate::sync::lock;
 use futures_util::FutureExt;
-use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
@@ -37,6 +43,31 @@ pub enum SkipReason {
     Locked,
     /// The palace can't be had (never connected, or given up on): nothing is staged or run.
     PalaceDown,
+}
+
+impl SkipReason {
+    /// Why no feed of this configuration ever runs ([`SkipReason::Disabled`] or
+    /// [`SkipReason::NoSshTarget`]), or None. A trigger checks the first before anything else and
+    /// the second when its feed starts.
+    pub fn of_config(cfg: &PalaceConfig) -> Option<SkipReason> {
+        if is_off(cfg) {
+            Some(SkipReason::Disabled)
+        } else if lacks_ssh_target(cfg) {
+            Some(SkipReason::NoSshTarget)
+        } else {
+            None
+        }
+    }
+}
+
+/// Feeding is off: `MEMPALACE_BRIDGE=0` or `MEMPALACE_FEED=0`.
+fn is_off(cfg: &PalaceConfig) -> bool {
+    !cfg.enabled || !cfg.feed
+}
+
+/// A remote palace the transcripts can't be sent to: no `MEMPALACE_PI_SSH_TARGET`.
+fn lacks_ssh_target(cfg: &PalaceConfig) -> bool {
+    cfg.remote && cfg.ssh_target.is_none()
 }
 
 /// The result of a trigger.
@@ -97,7 +128,7 @@ impl Feeder {
 
     async fn trigger(&self, reason: &str, debounced: bool) -> FeedOutcome {
         let cfg = &self.inner.cfg;
-        if !cfg.enabled || !cfg.feed {
+        if is_off(cfg) {
             return FeedOutcome::Skipped(SkipReason::Disabled);
         }
         // A palace that can't be had would fail the mine anyway: no staging copies (SD-card
@@ -145,33 +176,9 @@ fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedO
         if let FeedOutcome::Failed(e) = &outcome {
             diag!("mempalace feed ({reason}) failed: {e}");
         }
-        record_outcome(&inner.cfg, &reason, &outcome).await;
+        outcome::record(inner.cfg.feed_dir(), &reason, &outcome).await;
         lock(&inner.state).in_flight = None;
         let _ = tx.send(Some(outcome));
     });
     rx
-}
-
-/// The file that keeps the last feed's outcome for the operator (`doctor`).
-pub const LAST_OUTCOME_FILE: &str = "last-outcome.json";
-
-/// Keeps the outcome of a feed that ran (fed, nothing to feed, failed) in
-/// `<agentDir>/mempalace-feed/last-outcome.json`, one small private file replaced per feed, so an
-/// operator can see a failed feed after the stderr line has scrolled away. Skips are not kept:
-/// nothing ran. Best effort: a feed never fails for this.
-async fn record_outcome(cfg: &PalaceConfig, reason: &str, outcome: &FeedOutcome) {
-    let (kind, detail) = match outcome {
-        FeedOutcome::Fed { source, .. } => ("fed", source.clone()),
-        FeedOutcome::NothingToFeed => ("nothing", String::new()),
-        FeedOutcome::Failed(e) => ("failed", e.to_string()),
-        FeedOutcome::Skipped(_) => return,
-    };
-    let at_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let body = json!({ "atMs": at_ms, "reason": reason, "outcome": kind, "detail": detail }).to_string();
-    let dir = cfg.feed_dir();
-    let _ = tokio::task::spawn_blocking(move || {
-        crate::palace::files::create_private_dir(&dir)?;
-        crate::palace::files::write_atomic(&dir.join(LAST_OUTCOME_FILE), body.as_bytes())
-    })
-    .await;
 }

@@ -4,7 +4,7 @@
 //! committed only once the mine succeeded. Bounded by the prepare timeout plus the mine timeout.
 
 use super::lock::FeedLock;
-use super::{FeedOutcome, SkipReason};
+use super::{lacks_ssh_target, FeedOutcome, SkipReason};
 use crate::diag;
 use crate::palace::export::{BuiltinExporter, StagedExport};
 use crate::palace::process::{resolve_bin, rsync_to_remote, run_external};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 /// Step 1 + step 2 under the feed lock.
 pub(super) async fn run(cfg: &PalaceConfig, caller: &dyn PalaceCaller, reason: &str) -> FeedOutcome {
-    if cfg.remote && cfg.ssh_target.is_none() {
+    if lacks_ssh_target(cfg) {
         return FeedOutcome::Skipped(SkipReason::NoSshTarget);
     }
     let _lock = match FeedLock::try_acquire(&cfg.lock_path()) {

@@ -2,6 +2,7 @@
 //! external exporters, remote feeding, bounds, and what is written.
 
 use super::lock::FeedLock;
+use super::outcome;
 use super::*;
 use crate::palace::testutil::{session_jsonl, write_session, Behaviour, FakeCaller};
 use serde_json::json;
@@ -94,8 +95,7 @@ async fn a_failed_mine_is_retried_by_the_next_trigger() {
     assert_eq!(failed_text(f.shutdown("quit").await).as_deref(), Some("mempalace_mine: Peer MCP writer active"));
     caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
     let last = || -> Value {
-        serde_json::from_slice(&std::fs::read(agent.path().join("mempalace-feed").join(LAST_OUTCOME_FILE)).unwrap())
-            .unwrap()
+        serde_json::from_slice(&std::fs::read(outcome::path(&agent.path().join("mempalace-feed"))).unwrap()).unwrap()
     };
     assert_eq!(
         (last()["outcome"].clone(), last()["detail"].clone()),
