@@ -54,21 +54,7 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
             None
         }
         Ok(Err(e)) => {
-            // The client gives up at once (no respawns here): say the cause, not the give-up.
-            let cause = e.cause();
-            if matches!(cause, McpError::Timeout { .. }) {
-                out.push(stalled(limit));
-            } else {
-                let why = cause.to_string();
-                let fix = match &mcp.remote_url {
-                    Some(_) if matches!(cause, McpError::Unauthorized) => {
-                        "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with"
-                    }
-                    Some(_) => "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN",
-                    None => "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0",
-                };
-                out.push(Check::fail("palace handshake", format!("failed after {ms} ms: {why}"), fix));
-            }
+            out.push(failed(&e, mcp.remote_url.is_some(), ms, limit));
             None
         }
     };
@@ -76,6 +62,27 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     out.push(cache_check(pal, mcp, live.as_deref()));
     out.push(feed_check(pal));
     out
+}
+
+/// The handshake's failure after `ms` and what to do about it. The client gives up at once (no
+/// respawns here): the check says the cause, not the give-up.
+fn failed(e: &McpError, remote: bool, ms: u128, limit: Duration) -> Check {
+    let cause = e.cause();
+    if matches!(cause, McpError::Timeout { .. }) {
+        return stalled(limit);
+    }
+    let fix = match cause {
+        McpError::Unauthorized if remote => {
+            "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with"
+        }
+        _ if remote => {
+            "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN"
+        }
+        _ => {
+            "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0"
+        }
+    };
+    Check::fail("palace handshake", format!("failed after {ms} ms: {cause}"), fix)
 }
 
 fn stalled(limit: Duration) -> Check {
