@@ -8,12 +8,12 @@
 //! at most 500 + 1000 codepoints of them.
 
 use crate::util::{py_len, py_prefix, py_strip};
-use dotty_pi_ext::voice::turn_log::{extract, Turn};
+use dotty_pi_ext::voice::turn_log::{extract, Message, Turn};
 use serde_json::Value;
 
 pub fn check(data: &[u8]) {
     let Ok(messages) = serde_json::from_slice::<Value>(data) else { return };
-    let got = extract(&messages);
+    let got = extract(&Message::list_from_json(&messages));
     assert_eq!(got, model(&messages), "extract({messages})");
     if let Some(turn) = got {
         let content = turn.content();

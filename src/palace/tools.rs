@@ -86,7 +86,7 @@ pub fn refusal(tool: &ToolInfo) -> Option<Why> {
     if PI_BUILTINS.contains(&name) {
         return Some(Why::PiBuiltin);
     }
-    if crate::voice::descriptors::is_voice_tool(name) {
+    if crate::voice::Tool::named(name).is_some() {
         return Some(Why::VoiceTool);
     }
     let object_type = match tool.input_schema.get("type") {
