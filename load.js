@@ -1,6 +1,7 @@
 'use strict';
 // What index.js needs around the native module: loading it (a missing or unloadable binary is
-// reported on stderr, never thrown) and converting between pi's shapes and the native API's.
+// reported on stderr, never thrown) and converting the core's descriptors (tools, commands, the
+// footer status) and pi's shapes into each other.
 let Type;
 try { ({ Type } = require('@sinclair/typebox')); } catch { Type = { Unsafe: (schema) => schema }; }
 let nextCallId = 1;
@@ -15,7 +16,10 @@ exports.loadNative = function loadNative() {
   }
 };
 
-/** A native tool descriptor as pi registers it: TypeBox parameters, and an `execute` whose AbortSignal cancels the native call. */
+/**
+ * A native tool descriptor as pi registers it: TypeBox parameters, and an `execute` whose AbortSignal
+ * cancels the native call.
+ */
 exports.piTool = function piTool(native, tool) {
   async function execute(_toolCallId, params, signal) {
     const callId = nextCallId++;
@@ -30,10 +34,33 @@ exports.piTool = function piTool(native, tool) {
   return { ...tool, parameters: Type.Unsafe(tool.parameters), execute };
 };
 
-/** The names of every tool pi knows, or null while pi loads extensions (getAllTools throws then). */
-exports.piToolNames = function piToolNames(pi) {
-  try { return pi.getAllTools().map((t) => t.name); } catch { return null; }
+/** A native command descriptor as pi registers it: its handler runs the command and hands its outcome to pi. */
+exports.piCommand = function piCommand(native, pi, command, refresh) {
+  async function handler(args, ctx) {
+    const { userMessage, notice } = await native.runCommand(command.name, args ?? '');
+    if (userMessage != null) pi.sendUserMessage(userMessage);
+    if (notice == null) return;
+    refresh(ctx);
+    ctx?.ui?.notify?.(notice, 'info');
+  }
+  return { description: command.description, handler };
 };
+
+/** Registers the palace tools pi may have now; a failure is said on stderr, never thrown at pi. */
+exports.palaceRegistrar = function palaceRegistrar(pi, registry, register) {
+  return function registerPalace() {
+    try {
+      registry.newPalaceTools(piToolNames(pi)).forEach(register);
+    } catch (e) {
+      console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`);
+    }
+  };
+};
+
+/** The names of every tool pi knows, or null while pi loads extensions (getAllTools throws then). */
+function piToolNames(pi) {
+  try { return pi.getAllTools().map((t) => t.name); } catch { return null; }
+}
 
 /** Whether the session `session_start` reports already holds messages. */
 exports.hasMessages = function hasMessages(ctx) {
@@ -41,19 +68,19 @@ exports.hasMessages = function hasMessages(ctx) {
 };
 
 /**
- * The palace's state in pi's footer: `show(ctx)` puts the core's status text there when it changed
- * (in RPC mode a fire-and-forget extension_ui_request that nothing waits on). The last ctx seen is
- * kept for calls that have none (the background handshake settling).
+ * The core's footer status in pi's footer: `show(ctx)` puts it there when it changed (in RPC mode a
+ * fire-and-forget extension_ui_request that nothing waits on). The last ctx seen is kept for calls
+ * that have none (the background handshake settling).
  */
-exports.statusLine = function statusLine(native) {
+exports.footer = function footer(native) {
   let ui = null;
   let shown;
   return function show(ctx) {
     ui = ctx?.ui ?? ui;
-    const text = native.palaceStatus() ?? undefined;
-    if (!ui?.setStatus || text === shown) return;
-    shown = text;
-    try { ui.setStatus('mempalace', text); } catch { /* a pi without a UI */ }
+    const { key, text } = native.footerStatus();
+    if (!ui?.setStatus || (text ?? undefined) === shown) return;
+    shown = text ?? undefined;
+    try { ui.setStatus(key, shown); } catch { /* a pi without a UI */ }
   };
 };
 

@@ -62,6 +62,28 @@ export declare function cancelCall(callId: number): boolean
  */
 export declare function cleanTurns(dryRun: boolean, backup?: string | undefined | null): Promise<DoctorOutput>
 
+/**
+ * A command as pi registers it (`pi.registerCommand`), minus its handler, which calls
+ * `runCommand`.
+ */
+export interface CommandDescriptor {
+  name: string
+  description: string
+}
+
+/**
+ * What pi does with a command's outcome: `userMessage` goes to `pi.sendUserMessage`; `notice` is
+ * shown with `ctx.ui.notify(notice, 'info')` once the palace tools and the footer are brought up
+ * to date. Neither: nothing.
+ */
+export interface CommandOutcome {
+  userMessage?: string
+  notice?: string
+}
+
+/** The commands pi registers, in order (none when the bridge is off). */
+export declare function commands(): Array<CommandDescriptor>
+
 /** Runs every read-only check against this process's environment. `color`: ANSI colours. */
 export declare function doctor(json: boolean, color: boolean, nodeVersion?: string | undefined | null, nodeExecPath?: string | undefined | null): Promise<DoctorOutput>
 
@@ -90,6 +112,9 @@ export interface FeedResult {
  * reached stderr.
  */
 export declare function flushTurnLog(): Promise<void>
+
+/** The footer entry as it is now. */
+export declare function footerStatus(): StatusDescriptor
 
 /**
  * Builds the native state if this process has none yet (one per process, reused by `/reload`),
@@ -164,6 +189,9 @@ export declare function palaceStatus(): string | null
  */
 export declare function palaceTools(): Promise<Array<ToolDescriptor>>
 
+/** Runs the command `name` (one of `commands()`) with the text typed after it. */
+export declare function runCommand(name: string, args: string): Promise<CommandOutcome>
+
 /**
  * pi's `session_shutdown`: feeds the session's transcripts to the palace (bounded by the feed
  * timeouts), on `quit` stops the MemPalace server, and writes queued conversation rows.
@@ -178,6 +206,12 @@ export declare function sessionStart(reason: string, hasMessages?: boolean | und
 
 /** Counters of the process-wide state. */
 export declare function stats(): NativeStats
+
+/** The palace's entry in pi's footer: `ctx.ui.setStatus(key, text)` (no text clears it). */
+export interface StatusDescriptor {
+  key: string
+  text?: string
+}
 
 /** A tool as pi registers it (`pi.registerTool`), minus `execute`. */
 export interface ToolDescriptor {

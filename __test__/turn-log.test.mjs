@@ -57,6 +57,19 @@ describe('agent_end', () => {
     });
   });
 
+  it('never reads an image\'s data, a thinking block or a tool result\'s content off the JS heap', async () => {
+    const read = [];
+    const watched = (obj, key) => Object.defineProperty(obj, key, { enumerable: true, get: () => { read.push(key); return 'x'; } });
+    const image = watched({ type: 'image', mimeType: 'image/png' }, 'data');
+    const thinking = watched({ type: 'thinking' }, 'thinking');
+    const result = watched({ role: 'toolResult', toolCallId: 't1', toolName: 'take_photo' }, 'content');
+    const messages = turn([{ type: 'text', text: 'look' }, image], [thinking, { type: 'text', text: 'done' }]);
+    await ext.emit('agent_end', { messages: [...messages, result] });
+    await flush();
+    expect(read).toEqual([]);
+    expect(conversation().at(-1).content).toBe('user: look | assistant: done');
+  });
+
   it('truncates by codepoints: 500 heard, 1000 said', async () => {
     await ext.emit('agent_end', { messages: turn('🎈'.repeat(501), [{ type: 'text', text: 'ñ'.repeat(1001) }]) });
     await flush();

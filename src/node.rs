@@ -1,12 +1,14 @@
 //! The N-API boundary: converts JS values to core types and back, nothing else. Every decision
-//! is made by [`Extension`] (src/extension.rs); errors become JS errors in [`js_error`] alone.
+//! is made by [`Extension`] (src/extension/); errors become JS errors in [`js_error`] alone.
 
-use crate::extension::{Background, Extension, Registration, Reply, ToolSpec, STATE_CREATIONS};
+use crate::extension::{
+    Background, CommandReply, CommandSpec, Extension, FooterStatus, Registration, Stats, ToolOutput, ToolSpec,
+};
 use crate::palace::wakeup::{RunStart, WakeupMessage};
+use crate::voice::turn_log::{self, Content, Message};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::{json, Value};
-use std::sync::atomic::Ordering;
+use serde_json::Value;
 
 /// The extension, with its background work running on napi's tokio runtime.
 fn ext() -> &'static Extension {
@@ -139,8 +141,8 @@ pub async fn palace_tools() -> Vec<ToolDescriptor> {
     descriptors(ext().palace_tools().await)
 }
 
-impl From<Reply> for ToolReply {
-    fn from(r: Reply) -> ToolReply {
+impl From<ToolOutput> for ToolReply {
+    fn from(r: ToolOutput) -> ToolReply {
         ToolReply { text: r.text, content: r.content }
     }
 }
@@ -157,18 +159,13 @@ pub fn call_tool(
     params: Option<Value>,
     call_id: Option<u32>,
 ) -> Result<PromiseRaw<'_, ToolReply>> {
-    let params = params.unwrap_or(Value::Null);
-    if ext().is_direct(&name) {
-        // Settled from the store's thread through the deferred's threadsafe function.
-        let (deferred, promise) = env.create_deferred()?;
-        let done = move |r: std::result::Result<Reply, crate::error::Error>| {
-            deferred.resolve(move |env| r.map(ToolReply::from).map_err(|e| js_error(&env, e)))
-        };
-        ext().call_direct(&name, &params, call_id, Box::new(done));
-        return Ok(PromiseRaw::new(env.raw(), promise.raw()));
-    }
-    let called = async move { Ok(ext().call(&name, params, call_id).await) };
-    env.spawn_future_with_callback(called, |env, r| r.map(ToolReply::from).map_err(|e| js_error(env, e)))
+    // Settled from whichever thread answers, through the deferred's threadsafe function.
+    let (deferred, promise) = env.create_deferred()?;
+    let done = move |r: std::result::Result<ToolOutput, crate::error::Error>| {
+        deferred.resolve(move |env| r.map(ToolReply::from).map_err(|e| js_error(&env, e)))
+    };
+    ext().call(&name, params.unwrap_or(Value::Null), call_id, Box::new(done));
+    Ok(PromiseRaw::new(env.raw(), promise.raw()))
 }
 
 /// Does nothing, asynchronously (napi-rs's tokio runtime, as every async export). Not a tool: the
@@ -188,83 +185,82 @@ pub fn cancel_call(call_id: u32) -> bool {
 /// logged turn, or voice tools off). Never throws: odd input is reported on stderr.
 #[napi]
 pub fn log_turn(env: Env, messages: Unknown) -> bool {
-    match slim_messages(&env, messages) {
+    match turn_messages(&env, messages) {
         Ok(messages) => ext().on_agent_end(&messages),
         Err(e) => {
             crate::diag!("turn log: unreadable agent_end messages: {e}");
-            ext().on_agent_end(&Value::Null)
+            ext().on_agent_end(&[])
         }
     }
 }
 
-/// The part of `agent_end`'s messages the turn log reads: each message's `role` and `timestamp`,
-/// and for user and assistant messages their string content or `{type, text}` of their text
-/// blocks. Images and tool results (often hundreds of KB) are never copied off the JS heap: this
-/// runs on the JS thread, before the handler returns.
-fn slim_messages(env: &Env, messages: Unknown) -> Result<Value> {
+/// `agent_end`'s messages as [`turn_log::Message`]s, read on the JS thread before the handler
+/// returns: a content only where [`turn_log::reads_content`] says, a block's text only where
+/// [`turn_log::counts_block`] does, so nothing else (images, tool results) leaves the JS heap.
+fn turn_messages(env: &Env, messages: Unknown) -> Result<Vec<Message>> {
     if !messages.is_array()? {
-        return Ok(Value::Null);
+        return Ok(Vec::new());
     }
     // SAFETY: `cast` doesn't check the type; `is_array` just did.
     let list: Array = unsafe { messages.cast()? };
     let mut out = Vec::with_capacity(list.len() as usize);
     for i in 0..list.len() {
         let Some(m) = list.get::<Unknown>(i)? else { continue };
-        if m.get_type()? != ValueType::Object {
-            out.push(Value::Null);
+        let Some(m) = object(m)? else {
+            out.push(Message::default());
             continue;
-        }
-        // SAFETY: `cast` doesn't check the type; `get_type` just said Object.
-        let m: Object = unsafe { m.cast()? };
-        let role: Option<Unknown> = m.get("role")?;
-        let role = match role {
-            Some(r) if r.get_type()? == ValueType::String => env.from_js_value::<String, _>(r)?,
-            _ => String::new(),
         };
-        let mut slim = serde_json::Map::new();
-        if let Some(ts) = m.get::<Unknown>("timestamp")? {
-            if matches!(ts.get_type()?, ValueType::Number | ValueType::String) {
-                slim.insert("timestamp".into(), env.from_js_value(ts)?);
+        let role = string(env, m.get("role")?)?.unwrap_or_default();
+        let timestamp = match m.get::<Unknown>("timestamp")? {
+            Some(t) if matches!(t.get_type()?, ValueType::Number | ValueType::String) => {
+                Some(env.from_js_value::<Value, _>(t)?.to_string())
             }
-        }
-        if role == "user" || role == "assistant" {
-            slim.insert("content".into(), slim_content(env, m.get("content")?)?);
-        }
-        slim.insert("role".into(), Value::String(role));
-        out.push(Value::Object(slim));
+            _ => None,
+        };
+        let content = if turn_log::reads_content(&role) { content(env, m.get("content")?)? } else { Content::Absent };
+        out.push(Message { role, timestamp, content });
     }
-    Ok(Value::Array(out))
+    Ok(out)
 }
 
-fn slim_content(env: &Env, content: Option<Unknown>) -> Result<Value> {
-    let Some(content) = content else { return Ok(Value::Null) };
+fn content(env: &Env, content: Option<Unknown>) -> Result<Content> {
+    let Some(content) = content else { return Ok(Content::Absent) };
     if content.get_type()? == ValueType::String {
-        return env.from_js_value(content);
+        return Ok(Content::Text(env.from_js_value(content)?));
     }
     if !content.is_array()? {
-        return Ok(Value::Null);
+        return Ok(Content::Absent);
     }
     // SAFETY: `cast` doesn't check the type; `is_array` just did.
     let blocks: Array = unsafe { content.cast()? };
-    let mut out = Vec::new();
+    let mut texts = Vec::new();
     for i in 0..blocks.len() {
-        let Some(b) = blocks.get::<Unknown>(i)? else { continue };
-        if b.get_type()? != ValueType::Object {
+        let Some(b) = blocks.get::<Unknown>(i)?.map(object).transpose()?.flatten() else { continue };
+        if !string(env, b.get("type")?)?.is_some_and(|t| turn_log::counts_block(&t)) {
             continue;
         }
-        // SAFETY: `cast` doesn't check the type; `get_type` just said Object.
-        let b: Object = unsafe { b.cast()? };
-        let is_text = matches!(b.get::<Unknown>("type")?, Some(t) if t.get_type()? == ValueType::String && env.from_js_value::<String, _>(t)? == "text");
-        if !is_text {
-            continue;
-        }
-        if let Some(t) = b.get::<Unknown>("text")? {
-            if t.get_type()? == ValueType::String {
-                out.push(json!({"type": "text", "text": env.from_js_value::<String, _>(t)?}));
-            }
+        if let Some(text) = string(env, b.get("text")?)? {
+            texts.push(text);
         }
     }
-    Ok(Value::Array(out))
+    Ok(Content::Blocks(texts))
+}
+
+/// `v` as an object, when it is one.
+fn object(v: Unknown) -> Result<Option<Object>> {
+    if v.get_type()? != ValueType::Object {
+        return Ok(None);
+    }
+    // SAFETY: `cast` doesn't check the type; `get_type` just said Object.
+    Ok(Some(unsafe { v.cast()? }))
+}
+
+/// `v` as a string, when it is one.
+fn string(env: &Env, v: Option<Unknown>) -> Result<Option<String>> {
+    match v {
+        Some(v) if v.get_type()? == ValueType::String => Ok(Some(env.from_js_value(v)?)),
+        _ => Ok(None),
+    }
 }
 
 /// Resolves when every queued conversation row has been written and queued diagnostics have
@@ -327,6 +323,70 @@ pub async fn palace_command(args: String) -> String {
     ext().palace_command(&args).await
 }
 
+/// A command as pi registers it (`pi.registerCommand`), minus its handler, which calls
+/// `runCommand`.
+#[napi(object)]
+pub struct CommandDescriptor {
+    pub name: String,
+    pub description: String,
+}
+
+impl From<CommandSpec> for CommandDescriptor {
+    fn from(c: CommandSpec) -> CommandDescriptor {
+        CommandDescriptor { name: c.name.into(), description: c.description.into() }
+    }
+}
+
+/// The commands pi registers, in order (none when the bridge is off).
+#[napi]
+pub fn commands() -> Vec<CommandDescriptor> {
+    ext().commands().into_iter().map(CommandDescriptor::from).collect()
+}
+
+/// What pi does with a command's outcome: `userMessage` goes to `pi.sendUserMessage`; `notice` is
+/// shown with `ctx.ui.notify(notice, 'info')` once the palace tools and the footer are brought up
+/// to date. Neither: nothing.
+#[napi(object)]
+pub struct CommandOutcome {
+    pub user_message: Option<String>,
+    pub notice: Option<String>,
+}
+
+impl From<Option<CommandReply>> for CommandOutcome {
+    fn from(r: Option<CommandReply>) -> CommandOutcome {
+        match r {
+            Some(CommandReply::UserMessage(m)) => CommandOutcome { user_message: Some(m), notice: None },
+            Some(CommandReply::Notice(m)) => CommandOutcome { user_message: None, notice: Some(m) },
+            None => CommandOutcome { user_message: None, notice: None },
+        }
+    }
+}
+
+/// Runs the command `name` (one of `commands()`) with the text typed after it.
+#[napi]
+pub async fn run_command(name: String, args: String) -> CommandOutcome {
+    ext().run_command(&name, &args).await.into()
+}
+
+/// The palace's entry in pi's footer: `ctx.ui.setStatus(key, text)` (no text clears it).
+#[napi(object)]
+pub struct StatusDescriptor {
+    pub key: String,
+    pub text: Option<String>,
+}
+
+impl From<FooterStatus> for StatusDescriptor {
+    fn from(s: FooterStatus) -> StatusDescriptor {
+        StatusDescriptor { key: s.key.into(), text: s.text }
+    }
+}
+
+/// The footer entry as it is now.
+#[napi]
+pub fn footer_status() -> StatusDescriptor {
+    ext().footer_status().into()
+}
+
 /// The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`); null when the bridge
 /// is off.
 #[napi]
@@ -350,31 +410,35 @@ pub async fn session_shutdown(reason: String) {
 /// Counters of the process-wide state.
 #[napi]
 pub fn stats() -> NativeStats {
-    let ext = ext();
-    let n = |a: &std::sync::atomic::AtomicUsize| a.load(Ordering::Relaxed) as u32;
-    let v = ext.voice.as_deref();
-    let b = ext.bridge.as_deref();
-    let mcp = b.map(|b| b.client().stats());
-    NativeStats {
-        state_creations: n(&STATE_CREATIONS),
-        voice_enabled: v.is_some(),
-        brain_db: v.map(|v| v.brain.path().display().to_string()),
-        brain_writer_opens: v.map_or(0, |v| n(&v.brain.stats.writer_opens)),
-        brain_reader_opens: v.map_or(0, |v| n(&v.brain.stats.reader_opens)),
-        brain_files_created: v.map_or(0, |v| n(&v.brain.stats.files_created)),
-        brain_write_groups: v.map_or(0, |v| n(&v.brain.stats.write_groups)),
-        turn_rows_written: v.map_or(0, |v| n(&v.log.rows_written)),
-        turn_rows_rewritten: v.map_or(0, |v| n(&v.log.rows_rewritten)),
-        turn_writes_in_flight: v.map_or(0, |v| v.log.in_flight() as u32),
-        song_catalogue_fetches: v.and_then(|v| v.admin.as_ref()).map_or(0, |a| n(&a.catalogue_fetches)),
-        calls_in_flight: ext.calls_in_flight() as u32,
-        palace_enabled: b.is_some(),
-        palace_connected: mcp.as_ref().is_some_and(|s| s.connected),
-        palace_tools: b.map_or(0, |b| b.known_tools().len() as u32),
-        mcp_spawns: mcp.as_ref().map_or(0, |s| s.spawns as u32),
-        mcp_respawns: mcp.as_ref().map_or(0, |s| s.respawns as u32),
-        mcp_child_pid: mcp.as_ref().and_then(|s| s.child_pid),
-        stderr_lines_dropped: n(&crate::diag::DROPPED),
+    ext().stats().into()
+}
+
+impl From<Stats> for NativeStats {
+    fn from(s: Stats) -> NativeStats {
+        let n = |x: usize| x as u32;
+        let v = s.voice.as_ref();
+        let mcp = s.palace.as_ref().map(|p| &p.mcp);
+        NativeStats {
+            state_creations: n(s.state_creations),
+            voice_enabled: v.is_some(),
+            brain_db: v.map(|v| v.brain_db.display().to_string()),
+            brain_writer_opens: v.map_or(0, |v| n(v.brain.writer_opens)),
+            brain_reader_opens: v.map_or(0, |v| n(v.brain.reader_opens)),
+            brain_files_created: v.map_or(0, |v| n(v.brain.files_created)),
+            brain_write_groups: v.map_or(0, |v| n(v.brain.write_groups)),
+            turn_rows_written: v.map_or(0, |v| n(v.turn_log.rows_written)),
+            turn_rows_rewritten: v.map_or(0, |v| n(v.turn_log.rows_rewritten)),
+            turn_writes_in_flight: v.map_or(0, |v| n(v.turn_log.in_flight)),
+            song_catalogue_fetches: v.map_or(0, |v| n(v.song_catalogue_fetches)),
+            calls_in_flight: n(s.calls_in_flight),
+            palace_enabled: s.palace.is_some(),
+            palace_connected: mcp.is_some_and(|m| m.connected),
+            palace_tools: s.palace.as_ref().map_or(0, |p| n(p.tools)),
+            mcp_spawns: mcp.map_or(0, |m| m.spawns as u32),
+            mcp_respawns: mcp.map_or(0, |m| m.respawns as u32),
+            mcp_child_pid: mcp.and_then(|m| m.child_pid),
+            stderr_lines_dropped: n(s.stderr_lines_dropped),
+        }
     }
 }
 

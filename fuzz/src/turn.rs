@@ -15,7 +15,7 @@
 
 use crate::util::{py_len, py_prefix, py_strip};
 use dotty_pi_ext::voice::scaffolding::{clean_row, repair_row, spoken};
-use dotty_pi_ext::voice::turn_log::{extract, Turn};
+use dotty_pi_ext::voice::turn_log::{extract, Message, Turn};
 use serde_json::Value;
 
 const MARKERS: [&str; 3] = ["MEMORY SEARCH RESULTS (", "VOICE TOOL ROUTING:", "---\nHARD CONSTRAINTS for THIS reply"];
@@ -74,7 +74,7 @@ pub fn check(data: &[u8]) {
         check_row(&format!("user: {text}"));
     }
     let Ok(messages) = serde_json::from_slice::<Value>(data) else { return };
-    let got = extract(&messages);
+    let got = extract(&Message::list_from_json(&messages));
     assert_eq!(got, model(&messages), "extract({messages})");
     if let Some(turn) = got {
         let content = turn.content();

@@ -404,7 +404,7 @@ fn keep_on_cpu(_cpu: usize) -> bool {
 }
 
 /// Runs `f`, reporting a panic instead of losing the thread (the job's callback, dropped uncalled,
-/// answers its caller: see `Answer` in src/extension.rs and the oneshot in [`Brain::read`]).
+/// answers its caller: see `CallInFlight` in src/extension/calls.rs and the oneshot in [`Brain::read`]).
 fn caught<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Some(v),

@@ -256,6 +256,15 @@ pub struct BrainStats {
     pub write_groups: AtomicUsize,
 }
 
+/// What [`BrainStats`] counted so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BrainCounts {
+    pub writer_opens: usize,
+    pub reader_opens: usize,
+    pub files_created: usize,
+    pub write_groups: usize,
+}
+
 /// The process-wide handle on brain.db.
 pub struct Brain {
     path: PathBuf,
@@ -274,7 +283,7 @@ pub struct Brain {
     rows_seen: std::sync::atomic::AtomicI64,
     /// [`SPLIT_ROWS`], smaller in tests.
     split_rows: i64,
-    pub stats: BrainStats,
+    stats: BrainStats,
 }
 
 impl Brain {
@@ -297,6 +306,18 @@ impl Brain {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The store's counters (one store per process: tests and benchmarks check them).
+    pub fn stats(&self) -> BrainCounts {
+        let n = |a: &AtomicUsize| a.load(Ordering::Relaxed);
+        let s = &self.stats;
+        BrainCounts {
+            writer_opens: n(&s.writer_opens),
+            reader_opens: n(&s.reader_opens),
+            files_created: n(&s.files_created),
+            write_groups: n(&s.write_groups),
+        }
     }
 
     /// Runs a read (`lookup`, `person_facts`) on a reader thread and hands its result to `done`

@@ -40,7 +40,8 @@ const MAX_UNANSWERED: usize = 64;
 const REQUEST_QUEUE: usize = 64;
 /// How long a failed request waits to learn whether its line reached the server.
 const VERDICT_WAIT: Duration = Duration::from_secs(2);
-type Reply = Result<Value, McpError>;
+/// What the server answered to one request: its `result`, or the error it or the transport gave.
+type RpcOutcome = Result<Value, McpError>;
 
 /// One line for stdin. `ack` gets the byte offset the line starts at, once the writer begins to
 /// write it (dropped unsent: the line never left the client).
@@ -62,7 +63,7 @@ enum Verdict {
 /// State shared with the tasks. std `Mutex`es: held for a map insert or a line push, never across
 /// an `.await`.
 struct Shared {
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<RpcOutcome>>>,
     /// `Some(reason)` once the connection is dead; first reason wins.
     dead: watch::Sender<Option<String>>,
     /// Set by the writer when it stops (see [`Verdict`]).
@@ -466,7 +467,7 @@ impl Router<'_> {
 }
 
 /// Hands a reply to the request waiting for `id`.
-fn deliver(sh: &Shared, id: u64, outcome: Reply) {
+fn deliver(sh: &Shared, id: u64, outcome: RpcOutcome) {
     let tx = lock(&sh.pending).remove(&id);
     if let Some(tx) = tx {
         let _ = tx.send(outcome);

@@ -50,7 +50,7 @@ pub struct PalaceConfig {
     /// `PATH` as seen at load, for resolving `feed_bin`.
     pub search_path: Option<String>,
     /// `MEMPALACE_TOOLS`: the palace tools pi is offered (default: all).
-    pub tools: super::tools::ToolFilter,
+    pub tools: super::tool_filter::ToolFilter,
 }
 
 impl PalaceConfig {
@@ -95,7 +95,7 @@ impl PalaceConfig {
             agent_dir,
             remote: false,
             search_path: r.raw("PATH"),
-            tools: super::tools::ToolFilter::parse(text("MEMPALACE_TOOLS").as_deref()),
+            tools: super::tool_filter::ToolFilter::parse(text("MEMPALACE_TOOLS").as_deref()),
         };
         if let Some(why) = ssh_refused {
             r.warn(why);

@@ -18,7 +18,7 @@
 //! of the same name; a project entry without `command`, `url` or `type` only overrides `enabled`).
 //! The project file is read whether or not the user trusted the project in pi.
 
-use super::tools::ToolFilter;
+use super::tool_filter::ToolFilter;
 use super::PalaceConfig;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

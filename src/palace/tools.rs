@@ -86,7 +86,7 @@ pub fn refusal(tool: &ToolInfo) -> Option<Why> {
     if PI_BUILTINS.contains(&name) {
         return Some(Why::PiBuiltin);
     }
-    if crate::voice::descriptors::is_voice_tool(name) {
+    if crate::voice::Tool::named(name).is_some() {
         return Some(Why::VoiceTool);
     }
     let object_type = match tool.input_schema.get("type") {
@@ -175,72 +175,6 @@ pub fn shown(name: &str) -> String {
 /// pi's own list, minus what this extension registered): those are not registered again.
 pub fn taken_elsewhere<'a>(tools: &'a [ToolInfo], taken: &[String]) -> Vec<&'a str> {
     tools.iter().map(|t| t.name.as_str()).filter(|n| taken.iter().any(|t| t == n)).collect()
-}
-
-/// `MEMPALACE_TOOLS`: which of the admitted palace tools pi is offered. Unset (or blank): all of
-/// them. Otherwise a comma-separated list of names or `*` patterns (`mempalace_diary_*`). Only
-/// what pi registers is filtered: the wake-up, the diary and the feed call the palace directly.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolFilter(Option<Vec<String>>);
-
-impl ToolFilter {
-    /// The filter of `raw` (the variable's value): entries trimmed, empty ones dropped.
-    pub fn parse(raw: Option<&str>) -> ToolFilter {
-        let list: Vec<String> =
-            raw.unwrap_or_default().split(',').map(str::trim).filter(|p| !p.is_empty()).map(String::from).collect();
-        ToolFilter((!list.is_empty()).then_some(list))
-    }
-
-    /// Offers no tool: pi's own MCP offers the palace's tools (see [`super::pi_mcp`]).
-    pub fn none() -> ToolFilter {
-        ToolFilter(Some(Vec::new()))
-    }
-
-    /// True when every tool is offered (the default).
-    pub fn is_all(&self) -> bool {
-        self.0.is_none()
-    }
-
-    /// Whether pi is offered the tool `name`.
-    pub fn allows(&self, name: &str) -> bool {
-        self.0.as_ref().is_none_or(|list| list.iter().any(|p| glob(p, name)))
-    }
-
-    /// The tools of `tools` pi is offered, in order.
-    pub fn apply(&self, tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
-        tools.into_iter().filter(|t| self.allows(&t.name)).collect()
-    }
-
-    /// The entries that match none of `tools` (a typo, or a tool this palace doesn't have).
-    pub fn unmatched(&self, tools: &[ToolInfo]) -> Vec<&str> {
-        self.0.iter().flatten().filter(|p| !tools.iter().any(|t| glob(p, &t.name))).map(String::as_str).collect()
-    }
-}
-
-impl fmt::Display for ToolFilter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            None => f.write_str("all"),
-            Some(list) if list.is_empty() => f.write_str("none, pi's own MCP offers them"),
-            Some(list) => f.write_str(&list.join(",")),
-        }
-    }
-}
-
-/// `name` matches `pattern`, where `*` stands for any run of characters (none included).
-pub fn glob(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else { return false };
-    let mut parts: Vec<&str> = parts.collect();
-    let Some(last) = parts.pop() else { return rest.is_empty() };
-    for part in parts {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// Bytes of `v` serialized as compact JSON, counting no further than just past `limit` (a
@@ -388,56 +322,6 @@ mod tests {
         assert!(line.contains(r#"1 name of a voice tool ("remember")"#), "{line}");
         assert!(!line.contains(&"n".repeat(65)), "names cut to 64 characters");
         assert_eq!(summary("x", &[]), None);
-    }
-
-    #[test]
-    fn globs() {
-        for (p, n) in [
-            ("a", "a"),
-            ("*", "x"),
-            ("*", ""),
-            ("mempalace_diary_*", "mempalace_diary_write"),
-            ("*_read", "diary_read"),
-            ("m*s*h", "mempalace_search"),
-            ("a*a", "aa"),
-            ("**", "z"),
-        ] {
-            assert!(glob(p, n), "{p} {n}");
-        }
-        for (p, n) in [
-            ("a", "ab"),
-            ("ab", "a"),
-            ("mempalace_diary_*", "mempalace_search"),
-            ("*_read", "diary_reads"),
-            ("a*a", "a"),
-            ("x*", ""),
-        ] {
-            assert!(!glob(p, n), "{p} {n}");
-        }
-    }
-
-    #[test]
-    fn the_tool_filter_keeps_listed_names_and_patterns_in_order() {
-        let list = vec![
-            ok("mempalace_status"),
-            ok("mempalace_search"),
-            ok("mempalace_diary_write"),
-            ok("mempalace_diary_read"),
-        ];
-        let all = ToolFilter::parse(None);
-        assert!(all.is_all() && ToolFilter::parse(Some(" , ")).is_all());
-        assert_eq!(all.apply(list.clone()).len(), 4);
-        assert_eq!(all.to_string(), "all");
-        let f = ToolFilter::parse(Some(" mempalace_diary_*, mempalace_search ,mempalace_nope,x*"));
-        let names: Vec<String> = f.apply(list.clone()).into_iter().map(|t| t.name).collect();
-        assert_eq!(
-            names,
-            ["mempalace_search", "mempalace_diary_write", "mempalace_diary_read"],
-            "the palace's order, not the filter's"
-        );
-        assert_eq!(f.unmatched(&list), ["mempalace_nope", "x*"]);
-        assert_eq!(f.to_string(), "mempalace_diary_*,mempalace_search,mempalace_nope,x*");
-        assert!(ToolFilter::parse(Some("*")).unmatched(&list).is_empty());
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub struct Admin {
     // A tokio Mutex on purpose: it is held across the catalogue fetch, so calls that arrive while a
     // fetch is in flight wait for it and share its result instead of fetching again.
     catalogue: tokio::sync::Mutex<Option<(Instant, Arc<Vec<String>>)>>,
-    pub catalogue_fetches: std::sync::atomic::AtomicUsize,
+    catalogue_fetches: std::sync::atomic::AtomicUsize,
 }
 
 impl Admin {
@@ -39,6 +39,11 @@ impl Admin {
             catalogue: tokio::sync::Mutex::new(None),
             catalogue_fetches: Default::default(),
         })
+    }
+
+    /// Song catalogue fetches so far (calls that arrive during a fetch share it).
+    pub fn catalogue_fetches(&self) -> usize {
+        self.catalogue_fetches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {

@@ -1,11 +1,12 @@
 //! What pi shows the model for each voice tool: names, descriptions and JSON Schema parameters.
 
+use super::Tool;
 use serde_json::{json, Value};
 
 /// One tool as pi registers it.
 #[derive(Debug, Clone)]
 pub struct Descriptor {
-    pub name: &'static str,
+    pub tool: Tool,
     pub label: &'static str,
     pub description: &'static str,
     pub prompt_snippet: &'static str,
@@ -21,11 +22,11 @@ fn one_string(name: &str, description: &str) -> Value {
     })
 }
 
-/// The seven voice tools, in a stable order.
+/// The seven voice tools, in [`Tool::ALL`]'s order.
 pub fn voice_tools() -> Vec<Descriptor> {
     vec![
         Descriptor {
-            name: "memory_lookup",
+            tool: Tool::MemoryLookup,
             label: "Memory lookup",
             description: "Search Dotty's long-term memory for facts matching a phrase. Returns up to three short snippets separated by ' | ', or '(no memories found)'.",
             prompt_snippet: "memory_lookup(query): search what Dotty remembers",
@@ -33,7 +34,7 @@ pub fn voice_tools() -> Vec<Descriptor> {
             parameters: one_string("query", "Words or a short phrase to look for, e.g. 'favourite colour'."),
         },
         Descriptor {
-            name: "remember",
+            tool: Tool::Remember,
             label: "Remember",
             description: "Store a durable fact in Dotty's long-term memory (at most 300 characters). Returns '(remembered)' or '(remember failed)'.",
             prompt_snippet: "remember(fact): store a durable fact",
@@ -41,7 +42,7 @@ pub fn voice_tools() -> Vec<Descriptor> {
             parameters: one_string("fact", "The fact, as one short self-contained sentence."),
         },
         Descriptor {
-            name: "recall_person",
+            tool: Tool::RecallPerson,
             label: "Recall person",
             description: "Recall the approved facts Dotty knows about a named household member. Returns facts separated by ' | ', or '(nothing remembered about <name>)'.",
             prompt_snippet: "recall_person(name): what Dotty knows about someone",
@@ -49,7 +50,7 @@ pub fn voice_tools() -> Vec<Descriptor> {
             parameters: one_string("name", "The person's name, e.g. 'Ada'."),
         },
         Descriptor {
-            name: "remember_person",
+            tool: Tool::RememberPerson,
             label: "Remember person",
             description: "Store a fact about a named household member (at most 300 characters). Facts about children are held for a grown-up to review.",
             prompt_snippet: "remember_person(name, fact): store a fact about someone",
@@ -64,7 +65,7 @@ pub fn voice_tools() -> Vec<Descriptor> {
             }),
         },
         Descriptor {
-            name: "think_hard",
+            tool: Tool::ThinkHard,
             label: "Think hard",
             description: "Ask a larger reasoning model a hard question (maths, facts, planning). Returns a terse one or two sentence answer.",
             prompt_snippet: "think_hard(question): ask a bigger model",
@@ -72,7 +73,7 @@ pub fn voice_tools() -> Vec<Descriptor> {
             parameters: one_string("question", "The question, self-contained."),
         },
         Descriptor {
-            name: "take_photo",
+            tool: Tool::TakePhoto,
             label: "Take photo",
             description: "Describe what Dotty's camera sees right now (a fresh description, or a reply saying nothing fresh is available).",
             prompt_snippet: "take_photo(): what the camera sees",
@@ -80,7 +81,7 @@ pub fn voice_tools() -> Vec<Descriptor> {
             parameters: json!({ "type": "object", "properties": {} }),
         },
         Descriptor {
-            name: "play_song",
+            tool: Tool::PlaySong,
             label: "Play song",
             description: "Play a song from Dotty's song library by (part of) its name. Returns 'playing <song>' or a reply listing some available songs.",
             prompt_snippet: "play_song(name): play a song from the library",
@@ -90,10 +91,13 @@ pub fn voice_tools() -> Vec<Descriptor> {
     ]
 }
 
-/// Whether `name` is one of the seven voice tools.
-pub fn is_voice_tool(name: &str) -> bool {
-    matches!(
-        name,
-        "memory_lookup" | "remember" | "recall_person" | "remember_person" | "think_hard" | "take_photo" | "play_song"
-    )
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_descriptor_per_tool_in_order() {
+        let tools: Vec<Tool> = voice_tools().into_iter().map(|d| d.tool).collect();
+        assert_eq!(tools, Tool::ALL);
+    }
 }

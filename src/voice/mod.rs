@@ -12,19 +12,80 @@ mod senses;
 pub mod songs;
 pub mod turn_log;
 
-use crate::brain::Brain;
+use crate::brain::{Brain, BrainCounts};
 use crate::config::VoiceConfig;
 use crate::services::xiaozhi::Admin;
 use serde_json::Value;
+use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
+
+/// The seven voice tools: the one list of their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    MemoryLookup,
+    Remember,
+    RecallPerson,
+    RememberPerson,
+    ThinkHard,
+    TakePhoto,
+    PlaySong,
+}
+
+impl Tool {
+    /// Every voice tool, in the stable order pi registers them.
+    pub const ALL: [Tool; 7] = [
+        Tool::MemoryLookup,
+        Tool::Remember,
+        Tool::RecallPerson,
+        Tool::RememberPerson,
+        Tool::ThinkHard,
+        Tool::TakePhoto,
+        Tool::PlaySong,
+    ];
+
+    /// The name pi and the model call it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::MemoryLookup => "memory_lookup",
+            Tool::Remember => "remember",
+            Tool::RecallPerson => "recall_person",
+            Tool::RememberPerson => "remember_person",
+            Tool::ThinkHard => "think_hard",
+            Tool::TakePhoto => "take_photo",
+            Tool::PlaySong => "play_song",
+        }
+    }
+
+    /// The voice tool called `name`, if one is.
+    pub fn named(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The tools that only touch brain.db: answered through a callback from the store's own
+    /// threads ([`Voice::start`]), with no future and no tokio in between.
+    pub fn is_direct(self) -> bool {
+        matches!(self, Tool::MemoryLookup | Tool::Remember | Tool::RecallPerson)
+    }
+}
 
 /// The voice half of the extension: configuration, the store, the HTTP clients, the log.
 pub struct Voice {
-    pub cfg: VoiceConfig,
-    pub brain: Arc<Brain>,
+    cfg: VoiceConfig,
+    brain: Arc<Brain>,
     http: reqwest::Client,
-    pub admin: Option<Admin>,
-    pub log: Arc<turn_log::TurnLog>,
+    admin: Option<Admin>,
+    log: Arc<turn_log::TurnLog>,
+}
+
+/// What the voice half counted so far (tests and benchmarks read it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoiceStats {
+    pub brain_db: PathBuf,
+    pub brain: BrainCounts,
+    pub turn_log: turn_log::TurnLogCounts,
+    /// Song catalogue fetches from the xiaozhi admin API (0 without one).
+    pub song_catalogue_fetches: usize,
 }
 
 impl Voice {
@@ -35,42 +96,69 @@ impl Voice {
         Voice { cfg, brain, http, admin, log: Arc::default() }
     }
 
-    /// Runs the tool `name`; `None` when no voice tool has that name.
-    pub async fn call(&self, name: &str, args: &Value) -> Option<String> {
-        Some(match name {
-            n if is_direct(n) => {
+    /// Runs the tool `tool`.
+    pub async fn call(&self, tool: Tool, args: &Value) -> String {
+        match tool {
+            Tool::MemoryLookup | Tool::Remember | Tool::RecallPerson => {
                 let (tx, rx) = tokio::sync::oneshot::channel();
-                self.start(n, args, move |text| drop(tx.send(text)));
+                self.start(tool, args, move |text| drop(tx.send(text)));
                 // The sender is dropped unanswered only by a panic on the store's thread: passed on
                 // as a panic, which the caller reports as an internal error.
                 #[allow(clippy::expect_used, reason = "re-raises a panic that happened on the store's thread")]
                 rx.await.expect("the brain.db job panicked")
             }
-            "remember_person" => memory::remember_person(self, &text_arg(args, "name"), &text_arg(args, "fact")).await,
-            "think_hard" => senses::think_hard(self, &text_arg(args, "question")).await,
-            "take_photo" => senses::take_photo(self).await,
-            "play_song" => play_song::play_song(self, &text_arg(args, "name")).await,
-            _ => return None,
-        })
-    }
-
-    /// Starts a tool for which [`is_direct`] holds: the arguments are checked here, the work is
-    /// queued for the store's threads, and `done` gets the reply there (or here, at once, for an
-    /// empty argument). Does nothing for another name.
-    pub fn start(&self, name: &str, args: &Value, done: impl FnOnce(String) + Send + 'static) {
-        match name {
-            "memory_lookup" => memory::memory_lookup(self, &text_arg(args, "query"), done),
-            "remember" => memory::remember(self, &text_arg(args, "fact"), done),
-            "recall_person" => memory::recall_person(self, &text_arg(args, "name"), done),
-            _ => {}
+            Tool::RememberPerson => {
+                memory::remember_person(self, &text_arg(args, "name"), &text_arg(args, "fact")).await
+            }
+            Tool::ThinkHard => senses::think_hard(self, &text_arg(args, "question")).await,
+            Tool::TakePhoto => senses::take_photo(self).await,
+            Tool::PlaySong => play_song::play_song(self, &text_arg(args, "name")).await,
         }
     }
-}
 
-/// The voice tools that only touch brain.db: answered through a callback from the store's own
-/// threads ([`Voice::start`]), with no future and no tokio in between.
-pub fn is_direct(name: &str) -> bool {
-    matches!(name, "memory_lookup" | "remember" | "recall_person")
+    /// Starts a tool for which [`Tool::is_direct`] holds: the arguments are checked here, the work
+    /// is queued for the store's threads, and `done` gets the reply there (or here, at once, for an
+    /// empty argument). Does nothing for another tool.
+    pub fn start(&self, tool: Tool, args: &Value, done: impl FnOnce(String) + Send + 'static) {
+        match tool {
+            Tool::MemoryLookup => memory::memory_lookup(self, &text_arg(args, "query"), done),
+            Tool::Remember => memory::remember(self, &text_arg(args, "fact"), done),
+            Tool::RecallPerson => memory::recall_person(self, &text_arg(args, "name"), done),
+            Tool::RememberPerson | Tool::ThinkHard | Tool::TakePhoto | Tool::PlaySong => {}
+        }
+    }
+
+    /// Opens brain.db (creating the embedded default when it may), reporting a failure on stderr;
+    /// the caller runs it in the background.
+    pub fn warm_up(&self) -> impl Future<Output = ()> + Send + 'static {
+        let brain = self.brain.clone();
+        async move {
+            let warm = brain.clone();
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || warm.warm_up()).await {
+                e.report(&format!("brain.db unavailable at {}", brain.path().display()));
+            }
+        }
+    }
+
+    /// Queues the turn's conversation row ([`turn_log::TurnLog::submit`]): the write to run in the
+    /// background, or `None` when there is nothing to write.
+    pub fn log_turn(&self, messages: &[turn_log::Message]) -> Option<impl Future<Output = ()> + Send + 'static> {
+        self.log.submit(self.brain.clone(), messages)
+    }
+
+    /// Resolves when every queued conversation row has been written.
+    pub async fn flush_log(&self) {
+        self.log.flush().await
+    }
+
+    pub fn stats(&self) -> VoiceStats {
+        VoiceStats {
+            brain_db: self.brain.path().to_path_buf(),
+            brain: self.brain.stats(),
+            turn_log: self.log.counts(),
+            song_catalogue_fetches: self.admin.as_ref().map_or(0, Admin::catalogue_fetches),
+        }
+    }
 }
 
 /// A text argument as the tools read it: a string as given; a number or boolean as its JSON text
@@ -89,6 +177,16 @@ pub fn text_arg(args: &Value, key: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn each_tool_is_found_by_its_name() {
+        for t in Tool::ALL {
+            assert_eq!(Tool::named(t.name()), Some(t));
+        }
+        assert_eq!(Tool::named("bash"), None);
+        let direct: Vec<&str> = Tool::ALL.into_iter().filter(|t| t.is_direct()).map(Tool::name).collect();
+        assert_eq!(direct, ["memory_lookup", "remember", "recall_person"]);
+    }
 
     #[test]
     fn text_arg_normalises_every_json_type() {

@@ -45,47 +45,101 @@ impl Turn {
     }
 }
 
-/// The text of a user message's `content`: the string itself, or its `{type: "text"}` blocks joined.
-fn user_text(content: Option<&Value>) -> String {
+/// One message of pi's `agent_end`, as much of it as the log reads. The binding fills it from the JS
+/// value on the JS thread: a message's content only when [`reads_content`] holds for its role, a
+/// block's text only when [`counts_block`] holds for its type, so images and tool results (often
+/// hundreds of KB) are never copied off the JS heap.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Message {
+    /// `""` when the message has no string role.
+    pub role: String,
+    /// The message's timestamp as JSON text (`None` without one): with the prompt's text, what
+    /// identifies a prompt across repeated `agent_end`s.
+    pub timestamp: Option<String>,
+    pub content: Content,
+}
+
+/// What a message's `content` holds, as far as the log reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Content {
+    /// None, one of another shape, or one the log doesn't read ([`reads_content`]).
+    #[default]
+    Absent,
+    /// A plain string.
+    Text(String),
+    /// The texts of the blocks that count ([`counts_block`]), in order.
+    Blocks(Vec<String>),
+}
+
+/// Whether the log reads the content of a message with this role: the user's and the assistant's,
+/// never a tool result's.
+pub fn reads_content(role: &str) -> bool {
+    role == "user" || role == "assistant"
+}
+
+/// Whether a content block of this `type` counts: text only (thinking, tool calls and images don't).
+pub fn counts_block(kind: &str) -> bool {
+    kind == "text"
+}
+
+impl Message {
+    /// The messages of a JSON `agent_end` value, read as the binding reads the JS one (tests and
+    /// the fuzz target); anything but an array holds none.
+    pub fn list_from_json(messages: &Value) -> Vec<Message> {
+        let Some(list) = messages.as_array() else { return Vec::new() };
+        list.iter().map(Message::from_json).collect()
+    }
+
+    fn from_json(m: &Value) -> Message {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or_default().to_string();
+        let timestamp = m.get("timestamp").filter(|t| !t.is_null()).map(Value::to_string);
+        let content = match m.get("content") {
+            _ if !reads_content(&role) => Content::Absent,
+            Some(Value::String(s)) => Content::Text(s.clone()),
+            Some(Value::Array(blocks)) => Content::Blocks(
+                blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str).is_some_and(counts_block))
+                    .filter_map(|b| b.get("text").and_then(Value::as_str).map(String::from))
+                    .collect(),
+            ),
+            _ => Content::Absent,
+        };
+        Message { role, timestamp, content }
+    }
+}
+
+/// The text of a user message's `content`: the string itself, or its counted blocks joined.
+fn user_text(content: &Content) -> String {
     match content {
-        Some(Value::String(s)) => s.clone(),
+        Content::Text(s) => s.clone(),
         _ => spoken_text(content),
     }
 }
 
-/// What an assistant message said: only its `{type: "text"}` blocks, joined. A plain-string
-/// `content` (pi never sends one) counts for nothing, as in the contract.
-fn spoken_text(content: Option<&Value>) -> String {
+/// What an assistant message said: only its counted blocks, joined. A plain-string `content` (pi
+/// never sends one) counts for nothing, as in the contract.
+fn spoken_text(content: &Content) -> String {
     match content {
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect(),
+        Content::Blocks(texts) => texts.concat(),
         _ => String::new(),
     }
 }
 
 /// The last user message and what every assistant message after it said in text (thinking, tool
 /// calls, images and tool results excluded). `None` when both halves are empty after stripping.
-pub fn extract(messages: &Value) -> Option<Turn> {
-    let msgs = messages.as_array()?;
-    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
-    let last_user = msgs.iter().rposition(|m| role(m).as_deref() == Some("user"));
+pub fn extract(msgs: &[Message]) -> Option<Turn> {
+    let last_user = msgs.iter().rposition(|m| m.role == "user");
     let (user, key, after) = match last_user {
         Some(i) => {
             let m = &msgs[i];
-            let text = user_text(m.get("content"));
-            let key = m.get("timestamp").filter(|t| !t.is_null()).map(|t| format!("{t}\u{0}{text}"));
+            let text = user_text(&m.content);
+            let key = m.timestamp.as_ref().map(|t| format!("{t}\u{0}{text}"));
             (text, key, &msgs[i + 1..])
         }
-        None => (String::new(), None, &msgs[..]),
+        None => (String::new(), None, msgs),
     };
-    let assistant: String = after
-        .iter()
-        .filter(|m| role(m).as_deref() == Some("assistant"))
-        .map(|m| spoken_text(m.get("content")))
-        .collect();
+    let assistant: String = after.iter().filter(|m| m.role == "assistant").map(|m| spoken_text(&m.content)).collect();
     // The prompt is the person's words plus the voice provider's per-turn scaffolding: only the
     // words are conversation (docs/voice-tools.md, "Prompt scaffolding").
     let (user, assistant) = (scaffolding::spoken(&user), strip(&assistant).to_string());
@@ -128,17 +182,28 @@ pub struct TurnLog {
     waiting: AtomicUsize,
     /// Where the waiting rows want to be written (for the report at flush).
     waiting_for: Mutex<Option<std::path::PathBuf>>,
-    pub rows_written: AtomicUsize,
-    pub rows_rewritten: AtomicUsize,
+    rows_written: AtomicUsize,
+    rows_rewritten: AtomicUsize,
+}
+
+/// What the log counted so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnLogCounts {
+    /// Rows inserted.
+    pub rows_written: usize,
+    /// Rows rewritten in place (a retried prompt whose answer changed).
+    pub rows_rewritten: usize,
+    /// Writes submitted and not finished (rows waiting for a missing brain.db not included).
+    pub in_flight: usize,
 }
 
 impl TurnLog {
-    /// Takes an `agent_end` event's `messages`. Returns the write to run in the background, or
+    /// Takes an `agent_end` event's messages. Returns the write to run in the background, or
     /// `None` when there is nothing to write (empty turn, or a repeat with the same content).
     pub fn submit(
         self: &Arc<Self>,
         brain: Arc<Brain>,
-        messages: &Value,
+        messages: &[Message],
     ) -> Option<impl Future<Output = ()> + Send + 'static> {
         let turn = extract(messages)?;
         let content = turn.content();
@@ -296,7 +361,15 @@ impl TurnLog {
         self.waiting.load(Ordering::SeqCst)
     }
 
-    pub fn in_flight(&self) -> usize {
+    pub fn counts(&self) -> TurnLogCounts {
+        TurnLogCounts {
+            rows_written: self.rows_written.load(Ordering::Relaxed),
+            rows_rewritten: self.rows_rewritten.load(Ordering::Relaxed),
+            in_flight: self.in_flight(),
+        }
+    }
+
+    fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::SeqCst)
     }
 }

@@ -1,6 +1,11 @@
 use super::*;
 use serde_json::json;
 
+/// [`super::extract`] of a JSON `agent_end` value.
+fn extract(messages: &Value) -> Option<Turn> {
+    super::extract(&Message::list_from_json(messages))
+}
+
 #[test]
 fn extracts_the_last_user_prompt_and_the_spoken_text_after_it() {
     let msgs = json!([
@@ -71,8 +76,10 @@ fn rows(b: &Brain) -> Vec<(String, String, String, f64)> {
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(|r| r.unwrap()).collect()
 }
 
-fn turn(ts: u64, user: &str, said: &str) -> Value {
-    json!([{"role": "user", "content": user, "timestamp": ts}, {"role": "assistant", "content": [{"type": "text", "text": said}]}])
+fn turn(ts: u64, user: &str, said: &str) -> Vec<Message> {
+    Message::list_from_json(
+        &json!([{"role": "user", "content": user, "timestamp": ts}, {"role": "assistant", "content": [{"type": "text", "text": said}]}]),
+    )
 }
 
 #[tokio::test]
@@ -88,7 +95,13 @@ async fn writes_one_conversation_row() {
 async fn a_turn_row_is_stripped_by_the_store() {
     let (_d, b) = brain();
     let log = Arc::new(TurnLog::default());
-    tokio::spawn(log.submit(b.clone(), &json!([{"role": "user", "content": "Hello?", "timestamp": 1}])).unwrap());
+    tokio::spawn(
+        log.submit(
+            b.clone(),
+            &Message::list_from_json(&json!([{"role": "user", "content": "Hello?", "timestamp": 1}])),
+        )
+        .unwrap(),
+    );
     // The assistant half cut at 1000 codepoints ends in a space: the store drops it.
     let said = format!("{} tail", "a".repeat(999));
     tokio::spawn(log.submit(b.clone(), &turn(2, "q", &said)).unwrap());

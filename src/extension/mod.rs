@@ -1,0 +1,200 @@
+//! The one process-wide state, and everything pi asks of it: the extension's core API.
+//!
+//! pi's `/reload` runs `index.js` again, but Node's require cache hands back the same native module,
+//! so it finds this state and only re-registers: one store, one HTTP pool, one runtime.
+//!
+//! Every decision lives here, in plain Rust, one seam a file: the state and pi's events here;
+//! which tools one load hands to pi ([`registry`]); which half (voice or palace) answers a call,
+//! on which path, its cancellation and a panic becoming an [`Error`](crate::error::Error)
+//! ([`calls`]); the commands and the footer status, described as data ([`commands`]); the counters
+//! ([`stats`]). `node.rs` only converts.
+
+mod calls;
+mod commands;
+mod registry;
+mod stats;
+
+pub use calls::{Done, ToolOutput};
+pub use commands::{CommandReply, CommandSpec, FooterStatus};
+pub use registry::{Registration, ToolSpec};
+pub use stats::{PalaceStats, Stats};
+
+use crate::bridge::Bridge;
+use crate::config::Config;
+use crate::palace::wakeup::{RunStart, WakeupMessage};
+use crate::voice::turn_log::Message;
+use crate::voice::Voice;
+use once_cell::sync::Lazy;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Counts how many times the state was built in this process (always 1: tests assert it).
+static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Work the extension starts and doesn't wait for (a row write, a transcript feed).
+pub type Background = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Where background work runs: the binding's runtime once it installed itself, else the tokio
+/// runtime of the caller (tests).
+static SPAWNER: OnceLock<fn(Background)> = OnceLock::new();
+
+/// Makes `spawner` run the extension's background work (the first one installed stays).
+pub fn install_spawner(spawner: fn(Background)) {
+    let _ = SPAWNER.set(spawner);
+}
+
+fn spawn(work: impl Future<Output = ()> + Send + 'static) {
+    match SPAWNER.get() {
+        Some(spawner) => spawner(Box::pin(work)),
+        None => drop(tokio::spawn(work)),
+    }
+}
+
+pub struct Extension {
+    /// `None` when `DOTTY_VOICE_TOOLS=0`.
+    voice: Option<Arc<Voice>>,
+    /// `None` when `MEMPALACE_BRIDGE=0`.
+    bridge: Option<Arc<Bridge>>,
+    /// The calls [`Extension::cancel`] can stop, by call id.
+    // A std Mutex: held only to insert or remove an entry, never across an await.
+    cancels: Mutex<HashMap<u32, calls::Cancel>>,
+    started: std::sync::Once,
+}
+
+static EXTENSION: Lazy<Extension> = Lazy::new(from_env);
+
+/// The state as this process's environment configures it (built once, on first use).
+fn from_env() -> Extension {
+    STATE_CREATIONS.fetch_add(1, Ordering::SeqCst);
+    let mut cfg = Config::from_env();
+    for w in &cfg.warnings {
+        crate::diag!("{w}");
+    }
+    // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
+    if cfg.palace.enabled {
+        let found = crate::palace::pi_mcp::find(
+            &cfg.palace.agent_dir,
+            std::env::current_dir().ok().as_deref(),
+            cfg.mcp.remote_url.as_deref(),
+        );
+        if let Some(said) = crate::palace::pi_mcp::decide(&found, cfg.mcp.remote_url.as_deref()).apply(&mut cfg.palace)
+        {
+            crate::diag!("{said}");
+        }
+    }
+    let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
+    let bridge = Bridge::from_config(cfg.palace, cfg.mcp);
+    Extension::new(voice, bridge)
+}
+
+impl Extension {
+    fn new(voice: Option<Arc<Voice>>, bridge: Option<Arc<Bridge>>) -> Extension {
+        Extension { voice, bridge, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+    }
+
+    pub fn get() -> &'static Extension {
+        &EXTENSION
+    }
+
+    /// Opens brain.db and starts the MemPalace handshake in the background, once per process.
+    /// Never blocks.
+    pub fn start(&self) {
+        self.started.call_once(|| {
+            if let Some(voice) = &self.voice {
+                spawn(voice.warm_up());
+            }
+            if let Some(bridge) = self.bridge.clone() {
+                spawn(async move {
+                    let _ = bridge.connect().await;
+                });
+            }
+        });
+    }
+
+    /// pi's `agent_end` (`messages`: what the binding read off the JS heap): queues the turn's
+    /// conversation row and, in a pi without `agent_settled`, a debounced transcript feed; returns
+    /// at once. True when a row write was queued (false: nothing to log, a repeat of a logged turn,
+    /// or voice tools off).
+    pub fn on_agent_end(&self, messages: &[Message]) -> bool {
+        if let Some(bridge) = self.bridge.clone().filter(|b| b.feeds_on_agent_end()) {
+            spawn(async move {
+                bridge.settled().await;
+            });
+        }
+        let Some(voice) = &self.voice else { return false };
+        match voice.log_turn(messages) {
+            Some(write) => {
+                spawn(write);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// pi's `agent_settled` (newer pi): a debounced transcript feed in the background. Once seen,
+    /// `agent_end` stops triggering feeds.
+    pub fn on_agent_settled(&self) {
+        if let Some(bridge) = self.bridge.clone() {
+            bridge.agent_settled_seen();
+            spawn(async move {
+                bridge.settled().await;
+            });
+        }
+    }
+
+    /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
+    /// messages yet (a thread continued at startup is a resume).
+    pub fn on_session_start(&self, reason: &str, has_messages: bool) {
+        if let Some(b) = &self.bridge {
+            b.session_start(reason, has_messages);
+        }
+    }
+
+    /// pi's `before_agent_start`: the wake-up message on the first prompt of a fresh session,
+    /// else None; only a run a user started counts (`start`: pi's `messageType` and `prompt`).
+    /// Bounded by the request timeout: never holds the prompt hostage.
+    pub async fn on_before_agent_start(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
+        self.bridge.clone()?.wakeup(start).await
+    }
+
+    /// Resolves when every queued conversation row has been written and queued diagnostics have
+    /// reached stderr.
+    pub async fn flush(&self) {
+        if let Some(voice) = self.voice.clone() {
+            voice.flush_log().await;
+        }
+        let _ = tokio::task::spawn_blocking(|| crate::diag::flush(std::time::Duration::from_secs(1))).await;
+    }
+
+    /// pi's `session_shutdown`: feeds the session's transcripts to the palace (bounded by the feed
+    /// timeouts) and, on `quit`, stops the MemPalace server; then writes queued conversation rows.
+    pub async fn shutdown(&self, reason: &str) {
+        if let Some(bridge) = self.bridge.clone() {
+            bridge.session_shutdown(reason).await;
+        }
+        self.flush().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn without_a_bridge_the_palace_events_do_nothing() {
+        let ext = Extension::new(None, None);
+        assert!(!ext.on_agent_end(&Message::list_from_json(&json!([{"role": "user", "content": "hi"}]))));
+        ext.on_agent_settled();
+        ext.on_session_start("startup", false);
+        assert_eq!(ext.on_before_agent_start(RunStart::default()).await, None);
+        assert_eq!(ext.diary_prompt("x"), None);
+        assert_eq!(ext.palace_status(), None);
+        assert_eq!(ext.palace_command("reconnect").await, "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)");
+        let mut r = Registration::default();
+        assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).is_empty());
+    }
+}
