@@ -50,7 +50,7 @@ pub fn check(path: &Path, voice_enabled: bool, explicit: bool) -> Vec<Check> {
     match journal_mode(path) {
         Ok(m) if m == "wal" => out.push(Check::ok("brain.db journal", "wal")),
         Ok(m) => out.push(Check::warn("brain.db journal", m, "let ZeroClaw or the extension open it once (they set journal_mode=WAL), or run PRAGMA journal_mode=WAL with pi stopped")),
-        Err(e) => out.push(Check::fail("brain.db journal", e, "brain.db is not an SQLite database: restore it from a backup")),
+        Err(e) => out.push(Check::fail("brain.db journal", e.to_string(), "brain.db is not an SQLite database: restore it from a backup")),
     }
     match crate::brain::open_read_only(path) {
         Err(e) => out.push(Check::fail(
@@ -83,19 +83,37 @@ fn human(n: u64) -> String {
 }
 
 /// From the header (bytes 18-19: 2 = WAL, 1 = rollback journal), without SQLite.
-fn journal_mode(path: &Path) -> Result<String, String> {
+fn journal_mode(path: &Path) -> Result<String, NotSqlite> {
     use std::io::Read;
     let mut head = [0u8; 20];
-    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    f.read_exact(&mut head).map_err(|_| "shorter than an SQLite header".to_string())?;
+    let mut f = std::fs::File::open(path).map_err(NotSqlite::Unreadable)?;
+    f.read_exact(&mut head).map_err(|_| NotSqlite::Short)?;
     if &head[..16] != b"SQLite format 3\0" {
-        return Err("no SQLite header".into());
+        return Err(NotSqlite::NoHeader);
     }
     Ok(match (head[18], head[19]) {
         (2, 2) => "wal".into(),
         (1, 1) => "delete (rollback journal)".into(),
         (r, w) => format!("unknown (read {r}, write {w})"),
     })
+}
+
+/// Why a file's header doesn't say which journal it uses.
+#[derive(Debug)]
+enum NotSqlite {
+    Unreadable(std::io::Error),
+    Short,
+    NoHeader,
+}
+
+impl std::fmt::Display for NotSqlite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSqlite::Unreadable(e) => write!(f, "{e}"),
+            NotSqlite::Short => f.write_str("shorter than an SQLite header"),
+            NotSqlite::NoHeader => f.write_str("no SQLite header"),
+        }
+    }
 }
 
 type Objects = BTreeSet<(String, String)>;
@@ -113,11 +131,11 @@ fn objects(conn: &Connection) -> rusqlite::Result<(Objects, BTreeSet<String>)> {
 }
 
 /// The tables, indexes, triggers and `memories` columns of the production schema that are missing.
-pub fn missing_schema(conn: &Connection) -> Result<Vec<String>, String> {
-    let reference = Connection::open_in_memory().map_err(|e| e.to_string())?;
-    reference.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
-    let (want_objs, want_cols) = objects(&reference).map_err(|e| e.to_string())?;
-    let (have_objs, have_cols) = objects(conn).map_err(|e| e.to_string())?;
+pub fn missing_schema(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let reference = Connection::open_in_memory()?;
+    reference.execute_batch(SCHEMA)?;
+    let (want_objs, want_cols) = objects(&reference)?;
+    let (have_objs, have_cols) = objects(conn)?;
     let mut missing: Vec<String> = want_objs.difference(&have_objs).map(|(t, n)| format!("{t} {n}")).collect();
     missing.extend(want_cols.difference(&have_cols).map(|c| format!("column memories.{c}")));
     Ok(missing)
@@ -137,9 +155,11 @@ fn schema_check(conn: &Connection) -> Check {
                 "this is not the production schema: let ZeroClaw migrate brain.db, or point DOTTY_BRAIN_DB at the real one"
             },
         ),
-        Err(e) => {
-            Check::fail("brain.db schema", e, "check that brain.db is an SQLite database and not locked exclusively")
-        }
+        Err(e) => Check::fail(
+            "brain.db schema",
+            e.to_string(),
+            "check that brain.db is an SQLite database and not locked exclusively",
+        ),
     }
 }
 

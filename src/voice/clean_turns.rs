@@ -280,15 +280,32 @@ fn backup_path(path: &Path, backup: &Backup) -> Option<PathBuf> {
 
 /// A consistent copy of the database (`VACUUM INTO`), in a new file made 0600 first (facts about
 /// children are in it). An existing file is never overwritten.
-fn write_backup(conn: &Connection, to: &Path) -> Result<(), String> {
+fn write_backup(conn: &Connection, to: &Path) -> Result<(), BackupError> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to).map_err(|e| e.to_string())?;
-    let done = conn.execute("VACUUM INTO ?1", params![to.to_string_lossy()]);
-    if let Err(e) = done {
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to).map_err(BackupError::Create)?;
+    conn.execute("VACUUM INTO ?1", params![to.to_string_lossy()]).map_err(|e| {
         let _ = std::fs::remove_file(to);
-        return Err(e.to_string());
-    }
+        BackupError::Copy(e)
+    })?;
     Ok(())
+}
+
+/// Why the backup could not be written.
+#[derive(Debug)]
+enum BackupError {
+    /// The new file could not be made (it exists, or the folder is not writable).
+    Create(std::io::Error),
+    /// `VACUUM INTO` failed (the file made for it is removed again).
+    Copy(rusqlite::Error),
+}
+
+impl std::fmt::Display for BackupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BackupError::Create(e) => write!(f, "{e}"),
+            BackupError::Copy(e) => write!(f, "VACUUM INTO: {e}"),
+        }
+    }
 }
 
 /// Runs the command and renders what it did: (text, exit status 0 done / 1 failed).
