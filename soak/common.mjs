@@ -6,13 +6,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 
 /** The soak's folder. */
 export const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Forks `script` with an IPC channel; resolves with its one message, its stderr and its exit code. */
+/**
+ * Forks `script` with an IPC channel; resolves with its one message, its stderr and its exit code.
+ * `SOAK_NODE_ARGS` (space-separated) adds node options to the pi-like processes, for profiling:
+ * `--cpu-prof --cpu-prof-dir=DIR`, `--trace-gc`, `--perf-basic-prof` (docs/soak.md).
+ */
 export function runChild(script, args, env) {
-  const child = fork(script, args, { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const extra = (process.env.SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = fork(script, args, { env, execArgv: ['--expose-gc', ...extra], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   let stderr = '';
   let message;
   child.stderr.on('data', (d) => (stderr += d));
@@ -27,6 +33,28 @@ export function runChild(script, args, env) {
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const t0 = Date.now();
+  // The /proc reading and the faults' signals run on a worker thread (soak/proc-worker.mjs), not on
+  // this process's JavaScript thread, which is what the stall figures judge. Started before the
+  // first count of threads and fds, so that its own thread and fds are in every count.
+  const worker = new Worker(new URL('./proc-worker.mjs', import.meta.url), { workerData: { pid: process.pid } });
+  worker.unref();
+  let nextId = 0;
+  const waiting = new Map();
+  let isReady;
+  const ready = new Promise((r) => (isReady = r));
+  worker.on('message', ({ id, result, error, ready: up }) => {
+    if (up) return isReady();
+    const w = waiting.get(id);
+    waiting.delete(id);
+    if (error) w.reject(new Error(`proc-worker: ${error}`));
+    else w.resolve(result);
+  });
+  /** Runs `op` on the worker (proc-worker.mjs's `ops`). */
+  const proc = (op, args = {}) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    worker.postMessage({ id, op, ...args });
+  });
   const handles = () => {
     const tasks = fs.readdirSync('/proc/self/task');
     const names = {};
@@ -48,32 +76,28 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
     rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb) / 1048576]);
   };
   // The histogram says how long the worst stall was; this says when each one happened and why:
-  // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) splits a stall into
-  // time the thread ran or blocked (the process's own doing) and time the machine gave it no CPU
-  // (a shared, loaded machine). GC pauses are listed beside them.
+  // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) over the stall,
+  // sampled by the worker, splits it into time the thread ran or blocked (the process's own doing)
+  // and time the machine gave it no CPU (a shared, loaded machine). GC pauses are listed beside them.
+  // All this thread does per tick is read the clock.
   const stalls = [];
+  const splits = [];
   const gcs = [];
-  const sched = () => {
-    try {
-      const [cpu, wait] = fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
-      return { cpu, wait };
-    } catch {
-      return { cpu: NaN, wait: NaN };
-    }
-  };
-  let last = performance.now();
-  let lastSched = sched();
+  const mono = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC, as the worker's
+  let last = mono();
   const tick = setInterval(() => {
-    const now = performance.now();
-    const st = sched();
+    const now = mono();
     const gap = now - last - 5;
     if (gap > stallMs) {
-      const cpuMs = (st.cpu - lastSched.cpu) / 1e6;
-      const waitMs = (st.wait - lastSched.wait) / 1e6;
-      stalls.push({ at: Math.round(performance.timeOrigin + now), gapMs: Math.round(gap), cpuMs: Math.round(cpuMs), runqueueMs: Math.round(waitMs), ownMs: Math.round(gap - waitMs) });
+      const s = { at: Date.now(), gapMs: Math.round(gap) };
+      stalls.push(s);
+      splits.push(proc('split', { from: last, to: now }).then(({ cpuMs, runqueueMs }) => {
+        s.cpuMs = Math.round(cpuMs);
+        s.runqueueMs = Math.round(runqueueMs);
+        s.ownMs = Math.round(gap - runqueueMs);
+      }));
     }
     last = now;
-    lastSched = st;
   }, 5);
   const gcObserver = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) if (e.duration > 5) gcs.push({ at: Math.round(performance.timeOrigin + e.startTime), ms: Math.round(e.duration), kind: e.detail?.kind });
@@ -113,16 +137,20 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
       if (!warm) warm = handles();
       forced.push([a, performance.timeOrigin + performance.now()]);
       loop.reset();
-      last = performance.now();
-      lastSched = sched();
+      last = mono();
     },
-    /** Stops sampling; returns the figures (ms, MB, seconds). */
-    stop() {
+    /** Runs `op` on the /proc worker (soak/proc-worker.mjs): the faults and pid notes of pi-palace.mjs. */
+    proc,
+    /** Resolves once the worker samples (await it before the load: a stall before that can't be split). */
+    ready,
+    /** Stops sampling; resolves with the figures (ms, MB, seconds). */
+    async stop() {
       clearInterval(timer);
       clearInterval(tick);
       gcObserver.disconnect();
       sample();
       loop.disable();
+      await Promise.all(splits);
       return {
         loopMaxMs: Math.max(maxBeforeReset, loop.max) / 1e6,
         loopP99Ms: loop.percentile(99) / 1e6,

@@ -11,6 +11,7 @@ async function main() {
   const pi = loadExtension();
   if (!pi.tools.has('remember')) throw new Error(`remember not registered (tools: ${[...pi.tools.keys()]})`);
   const mon = startMonitor();
+  await mon.ready;
   const failures = [];
   const total = remembers + turns;
   let r = 0, t = 0, remembered = 0, turnHandlerMaxMs = 0;
@@ -45,7 +46,7 @@ async function main() {
   await pi.emit('session_shutdown', { reason: 'quit' });
   await native().flushTurnLog();
   const drainMs = Date.now() - t0 - loadMs;
-  const figures = mon.stop();
+  const figures = await mon.stop();
   mon.retained('end'); // after stop(): its forced GC is outside the figures, and lands in figures.retained
   figures.handles.settled = await mon.settled();
   process.send({
