@@ -36,14 +36,25 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   // The /proc reading and the faults' signals run on a worker thread (soak/proc-worker.mjs), not on
   // this process's JavaScript thread, which is what the stall figures judge. Started before the
   // first count of threads and fds, so that its own thread and fds are in every count.
-  const worker = new Worker(new URL('./proc-worker.mjs', import.meta.url), { workerData: { pid: process.pid } });
+  // Its heap is not in this thread's V8 figures: it reports it, and the RSS outside the V8 heaps
+  // leaves it out too (a small young generation keeps it from growing lazily meanwhile).
+  const worker = new Worker(new URL('./proc-worker.mjs', import.meta.url), { workerData: { pid: process.pid }, resourceLimits: { maxYoungGenerationSizeMb: 1 } });
   worker.unref();
   let nextId = 0;
   const waiting = new Map();
   let isReady;
+  let up = false;
+  let workerHeap = 0;
   const ready = new Promise((r) => (isReady = r));
-  worker.on('message', ({ id, result, error, ready: up }) => {
-    if (up) return isReady();
+  worker.on('message', ({ id, result, error, ready: started, heap }) => {
+    if (heap !== undefined) return void (workerHeap = heap);
+    if (started) {
+      // Stalls are judged from here on: the worker's start is the harness's (and can't be split).
+      up = true;
+      last = mono();
+      loop.reset();
+      return isReady();
+    }
     const w = waiting.get(id);
     waiting.delete(id);
     if (error) w.reject(new Error(`proc-worker: ${error}`));
@@ -73,7 +84,7 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const sample = () => {
     const u = process.memoryUsage();
     const v8Mb = v8.getHeapStatistics().total_physical_size;
-    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb) / 1048576]);
+    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb - workerHeap) / 1048576]);
   };
   // The histogram says how long the worst stall was; this says when each one happened and why:
   // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) over the stall,
@@ -88,13 +99,14 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const tick = setInterval(() => {
     const now = mono();
     const gap = now - last - 5;
-    if (gap > stallMs) {
+    if (up && gap > stallMs) {
       const s = { at: Date.now(), gapMs: Math.round(gap) };
       stalls.push(s);
       splits.push(proc('split', { from: last, to: now }).then(({ cpuMs, runqueueMs }) => {
-        s.cpuMs = Math.round(cpuMs);
-        s.runqueueMs = Math.round(runqueueMs);
-        s.ownMs = Math.round(gap - runqueueMs);
+        // No samples around it (can't happen once the worker runs): all of it counts as our own.
+        s.cpuMs = Number.isFinite(cpuMs) ? Math.round(cpuMs) : 0;
+        s.runqueueMs = Number.isFinite(runqueueMs) ? Math.round(runqueueMs) : 0;
+        s.ownMs = Math.round(gap - s.runqueueMs);
       }));
     }
     last = now;

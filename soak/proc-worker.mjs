@@ -7,6 +7,7 @@
 //   2 ms into a fixed ring (about 16 s), so a stall the main thread saw can be split afterwards.
 // - It answers requests posted by startMonitor() (common.mjs): `{id, op, ...}` -> `{id, result}`.
 import fs from 'node:fs';
+import v8 from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { procs } from './common.mjs';
 
@@ -32,6 +33,9 @@ const sample = () => {
 };
 sample();
 setInterval(sample, 2);
+// This heap's size, for the main thread's native-memory figure (RSS minus the V8 heaps).
+const heap = () => parentPort.postMessage({ heap: v8.getHeapStatistics().total_physical_size });
+setInterval(heap, 500);
 
 /**
  * The main thread's CPU and run-queue time over [from, to] (ms, now()'s clock): from the last
@@ -125,6 +129,7 @@ const ops = {
   resume: ({ pid: p }) => signal(p, 'SIGCONT'),
 };
 
+heap();
 parentPort.postMessage({ ready: true });
 parentPort.on('message', async ({ id, op, ...args }) => {
   let result, error;
