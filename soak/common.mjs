@@ -228,13 +228,17 @@ export function rssSlope(samples, { warmFraction = 0.25, minWarmS = 2, col = 1, 
   };
 }
 
-/** Runs `worker(i)` for i in [0, n) with at most `concurrency` in flight. */
+/**
+ * Runs `worker(i)` for i in [0, n) with at most `concurrency` in flight; or, when `n` is a function,
+ * for i = 0, 1, ... as long as `n(i)` says to start the next one.
+ */
 export async function pool(n, concurrency, worker) {
   let next = 0;
+  const go = typeof n === 'function' ? n : (i) => i < n;
   const lane = async () => {
-    while (next < n) await worker(next++);
+    while (go(next)) await worker(next++);
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
+  await Promise.all(Array.from({ length: typeof n === 'function' ? concurrency : Math.min(concurrency, n) }, lane));
 }
 
 // The texts the brain half writes, each naming its sequence number so rows can be counted exactly.
