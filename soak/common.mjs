@@ -138,7 +138,7 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
      * GCs climb with garbage for a while; only the retained size says whether objects leak. The
      * forced pause is the soak's own: it is kept out of the stall figures.
      */
-    retained(label) {
+    retained(label, { baseline = true } = {}) {
       maxBeforeReset = Math.max(maxBeforeReset, loop.max);
       const a = performance.timeOrigin + performance.now();
       globalThis.gc();
@@ -146,10 +146,23 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
       const u = process.memoryUsage();
       retained.push({ label, at: (Date.now() - t0) / 1000, heapMb: u.heapUsed / 1048576, rssMb: u.rss / 1048576 });
       // The baseline of fds and threads too: brain.db's connections open in the background at load.
-      if (!warm) warm = handles();
+      // (The palace half takes it with baseline() instead, once the bridge is connected.)
+      if (baseline && !warm) warm = handles();
       forced.push([a, performance.timeOrigin + performance.now()]);
       loop.reset();
       last = mono();
+    },
+    /**
+     * The baseline of fds and threads, taken now (once), with `state` noted beside it: for a count
+     * that depends on a state of the process (the palace's server pipes exist only while the bridge
+     * is connected), the count after idle is compared with one taken in the same state.
+     */
+    baseline(state) {
+      if (!warm) warm = { ...handles(), ...state };
+    },
+    /** Whether the baseline has been taken. */
+    get baselined() {
+      return warm !== undefined;
     },
     /** Runs `op` on the /proc worker (soak/proc-worker.mjs): the faults and pid notes of pi-palace.mjs. */
     proc,

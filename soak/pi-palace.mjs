@@ -74,7 +74,10 @@ async function main() {
   const t0 = Date.now();
   const count = (map, key) => { map[key] = (map[key] ?? 0) + 1; };
   await pool(o.calls, o.concurrency, async (k) => {
-    if (k === Math.floor(o.calls / 4)) mon.retained('warm-up');
+    if (k === Math.floor(o.calls / 4)) mon.retained('warm-up', { baseline: false });
+    // The fd baseline is taken while the bridge is connected (the server's pipes open): warm-up can
+    // land in a respawn, when they are not, and the count after idle is taken connected.
+    if (k >= Math.floor(o.calls / 4) && !mon.baselined && native().stats().palaceConnected) mon.baseline({ connected: true });
     if (faultAt.has(k)) injections.push((await inject(faultAt.get(k), k)).done);
     if (k % 100 === 0) notePids();
     const text = `call #${k} of ${o.runId}`;
@@ -103,9 +106,11 @@ async function main() {
   const end = { stats: native().stats(), status: native().palaceStatus() };
   try { end.finalCall = JSON.parse(await pi.text('echo', { text: 'final' })).text === 'final' ? 'ok' : 'wrong'; } catch (e) { end.finalCall = `err:${e.code}: ${e.message}`; }
   end.pendingBeforeShutdown = [...pending];
+  // Never connected from warm-up to here (can't happen in a healthy run): the baseline is the end's.
+  if (!mon.baselined) mon.baseline({ connected: native().stats().palaceConnected });
   const figures = await mon.stop();
   mon.retained('end'); // after stop(): its forced GC is outside the figures, and lands in figures.retained
-  figures.handles.settled = await mon.settled();
+  figures.handles.settled = { ...(await mon.settled()), connected: native().stats().palaceConnected };
   await pi.emit('session_shutdown', { reason: 'quit' });
   end.afterShutdown = native().stats();
   process.send({ t0, latency: [...latency], unsettled: o.calls - settled.reduce((a, b) => a + b, 0), outcomes, errors, odd, faults, end, runMs, seenPids: await mon.proc('seen'), ...figures }, () => process.exit(0));
