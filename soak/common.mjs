@@ -100,7 +100,8 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
     const now = mono();
     const gap = now - last - 5;
     if (up && gap > stallMs) {
-      const s = { at: Date.now(), gapMs: Math.round(gap) };
+      // `mono`: its start on CLOCK_MONOTONIC (s), to find it in a kernel trace (`perf record -k CLOCK_MONOTONIC`).
+      const s = { at: Date.now(), gapMs: Math.round(gap), mono: last / 1000 };
       stalls.push(s);
       splits.push(proc('split', { from: last, to: now }).then(({ cpuMs, runqueueMs }) => {
         // No samples around it (can't happen once the worker runs): all of it counts as our own.

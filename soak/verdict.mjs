@@ -34,8 +34,10 @@ export function verdict(cfg, { quick = false } = {}) {
   }
 
   function printStalls(half, m, t0) {
-    for (const s of m.stalls) console.log(`${half}: event loop stalled ${s.gapMs} ms at +${s.at - t0} ms (main thread on a CPU ${s.cpuMs} ms, runnable but waiting for a CPU ${s.runqueueMs} ms)`);
-    for (const g of m.gcs) console.log(`${half}: GC pause ${g.ms} ms at +${g.at - t0} ms`);
+    for (const s of m.stalls) console.log(`${half}: event loop stalled ${s.gapMs} ms at +${s.at - t0} ms (main thread on a CPU ${s.cpuMs} ms, runnable but waiting for a CPU ${s.runqueueMs} ms; from ${fmt(s.mono, 3)} s on CLOCK_MONOTONIC)`);
+    // perf_hooks' GC kinds: 1 minor (scavenge), 4 major (mark-compact), 8 incremental, 16 weak callbacks.
+    const kinds = { 1: 'minor', 4: 'major', 8: 'incremental', 16: 'weak callbacks' };
+    for (const g of m.gcs) console.log(`${half}: GC pause ${g.ms} ms at +${g.at - t0} ms (${kinds[g.kind] ?? `kind ${g.kind}`})`);
   }
 
   /**
