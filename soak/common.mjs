@@ -38,16 +38,20 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   // first count of threads and fds, so that its own thread and fds are in every count.
   // Its heap is not in this thread's V8 figures: it reports it, and the RSS outside the V8 heaps
   // leaves it out too (a small young generation keeps it from growing lazily meanwhile).
-  const worker = new Worker(new URL('./proc-worker.mjs', import.meta.url), { workerData: { pid: process.pid }, resourceLimits: { maxYoungGenerationSizeMb: 1 } });
+  // Its heap size comes through shared memory, not a message: the JS thread blocked on the worker's
+  // MessagePort mutex when the worker, preempted, held it (node::worker::MessagePort::OnMessage ->
+  // uv_mutex_lock, up to 10 ms on a loaded machine; docs/soak.md). Messages are left for the rare
+  // requests: a stall's split, the faults, the pid notes.
+  const heapShared = new BigInt64Array(new SharedArrayBuffer(8));
+  const worker = new Worker(new URL('./proc-worker.mjs', import.meta.url), { workerData: { pid: process.pid, heapShared }, resourceLimits: { maxYoungGenerationSizeMb: 1 } });
   worker.unref();
   let nextId = 0;
   const waiting = new Map();
   let isReady;
   let up = false;
-  let workerHeap = 0;
+  const workerHeap = () => Number(Atomics.load(heapShared, 0));
   const ready = new Promise((r) => (isReady = r));
-  worker.on('message', ({ id, result, error, ready: started, heap }) => {
-    if (heap !== undefined) return void (workerHeap = heap);
+  worker.on('message', ({ id, result, error, ready: started }) => {
     if (started) {
       // Stalls are judged from here on: the worker's start is the harness's (and can't be split).
       up = true;
@@ -84,7 +88,7 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const sample = () => {
     const u = process.memoryUsage();
     const v8Mb = v8.getHeapStatistics().total_physical_size;
-    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb - workerHeap) / 1048576]);
+    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb - workerHeap()) / 1048576]);
   };
   // The histogram says how long the worst stall was; this says when each one happened and why:
   // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) over the stall,

@@ -11,7 +11,7 @@ import v8 from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { procs } from './common.mjs';
 
-const { pid } = workerData;
+const { pid, heapShared } = workerData;
 const now = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC: the same clock in every thread
 
 // The ring: [ms, cpu ns, wait ns] per sample. Fixed size: the worker's memory must not grow with the run.
@@ -33,8 +33,9 @@ const sample = () => {
 };
 sample();
 setInterval(sample, 2);
-// This heap's size, for the main thread's native-memory figure (RSS minus the V8 heaps).
-const heap = () => parentPort.postMessage({ heap: v8.getHeapStatistics().total_physical_size });
+// This heap's size, for the main thread's native-memory figure (RSS minus the V8 heaps): in shared
+// memory, so that no message (and no MessagePort mutex the main thread could wait on) is involved.
+const heap = () => Atomics.store(heapShared, 0, BigInt(v8.getHeapStatistics().total_physical_size));
 setInterval(heap, 500);
 
 /**
