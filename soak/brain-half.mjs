@@ -46,7 +46,7 @@ export async function brainHalf(cfg, runId, v) {
     startRival(['writer', file, 'b'], {}),
     startRival(['zeroclaw', file, cutoff], {}),
   ]);
-  const opts = { runId, remembers: cfg.remembers, turns: cfg.turns, concurrency: cfg.concurrency, turnBaseTs: Date.now() };
+  const opts = { runId, remembers: cfg.remembers, turns: cfg.turns, concurrency: cfg.concurrency, turnBaseTs: Date.now(), minSeconds: cfg.brainMinSeconds };
   const env = { PATH: process.env.PATH, HOME: path.join(dir, 'home'), DOTTY_BRAIN_DB: file, MEMPALACE_BRIDGE: '0', SOAK_BRAIN_OPTS: JSON.stringify(opts) };
   const pi = await runChild(path.join(here, 'pi-brain.mjs'), [], env);
   const [locker, writerB, zeroclaw] = await Promise.all(rivals.map((r) => r.stop()));
@@ -88,8 +88,12 @@ export async function brainHalf(cfg, runId, v) {
     } else badShape++;
   }
   const failedSeq = new Set(m.failures.map((f) => f.i));
+  // Every fact and turn the process made, however many the minimum duration made it run (the
+  // counts are a floor); a row for a fact or turn it never made is a row of another run's or a bug.
+  const made = m.remembersMade;
   let missing = 0, dup = 0, ghost = 0;
-  for (let i = 0; i < cfg.remembers; i++) {
+  const stray = [...facts.keys()].filter((i) => i >= made).length + [...turnsSeen.keys()].filter((i) => i >= m.turnsFired).length;
+  for (let i = 0; i < made; i++) {
     const n = facts.get(i) ?? 0;
     if (failedSeq.has(i)) { if (n > 0) ghost++; } else if (n === 0) missing++;
     if (n > 1) dup++;
@@ -118,9 +122,10 @@ export async function brainHalf(cfg, runId, v) {
   const rivalLost = rivalWritten.filter((id) => !rivalIds.has(id)).length;
   const maxHold = Math.max(0, ...locker.holds.map(([a, b]) => b - a));
 
-  row('brain', 'remember calls / (remembered)', `${cfg.remembers} / ${m.remembered}`);
+  row('brain', 'remember calls / (remembered)', `${made} / ${m.remembered}`);
   row('brain', 'turn logs fired / rows written (stats)', `${m.turnsFired} / ${m.stats.turnRowsWritten}`);
-  row('brain', 'wall time: calls / shutdown drain', `${fmt(m.loadMs / 1000)} s / ${m.drainMs} ms`);
+  row('brain', `wall time: calls (at least ${cfg.brainMinSeconds} s) / shutdown drain`, `${fmt(m.loadMs / 1000)} s / ${m.drainMs} ms`);
+  row('brain', `counts reached (${cfg.remembers} remember calls, ${cfg.turns} turns) / rows for calls never made`, `${made >= cfg.remembers && m.turnsFired >= cfg.turns ? 'yes' : 'no'} / ${stray}`, okMark(check(made >= cfg.remembers && m.turnsFired >= cfg.turns && stray === 0, `brain: ${made} remember calls and ${m.turnsFired} turns made (floor ${cfg.remembers}, ${cfg.turns}); ${stray} rows for calls never made`)));
   row('brain', 'remember rows missing / duplicated', `${missing} / ${dup}`, okMark(check(missing === 0 && dup === 0, `brain: ${missing} remembered facts missing, ${dup} duplicated`)));
   row('brain', '(remember failed) with a row anyway', ghost, okMark(check(ghost === 0, `brain: ${ghost} facts reported failed were written`)));
   let retried = 0;

@@ -6,13 +6,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 
 /** The soak's folder. */
 export const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Forks `script` with an IPC channel; resolves with its one message, its stderr and its exit code. */
+/**
+ * Forks `script` with an IPC channel; resolves with its one message, its stderr and its exit code.
+ * `SOAK_NODE_ARGS` (space-separated) adds node options to the pi-like processes, for profiling:
+ * `--cpu-prof --cpu-prof-dir=DIR`, `--trace-gc`, `--perf-basic-prof` (docs/soak.md).
+ */
 export function runChild(script, args, env) {
-  const child = fork(script, args, { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const extra = (process.env.SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = fork(script, args, { env, execArgv: ['--expose-gc', ...extra], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   let stderr = '';
   let message;
   child.stderr.on('data', (d) => (stderr += d));
@@ -27,6 +33,43 @@ export function runChild(script, args, env) {
 export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const t0 = Date.now();
+  // The /proc reading and the faults' signals run on a worker thread (soak/proc-worker.mjs), not on
+  // this process's JavaScript thread, which is what the stall figures judge. Started before the
+  // first count of threads and fds, so that its own thread and fds are in every count.
+  // Its heap is not in this thread's V8 figures: it reports it, and the RSS outside the V8 heaps
+  // leaves it out too (a small young generation keeps it from growing lazily meanwhile).
+  // Its heap size comes through shared memory, not a message: the JS thread blocked on the worker's
+  // MessagePort mutex when the worker, preempted, held it (node::worker::MessagePort::OnMessage ->
+  // uv_mutex_lock, up to 10 ms on a loaded machine; docs/soak.md). Messages are left for the rare
+  // requests: a stall's split, the faults, the pid notes.
+  const heapShared = new BigInt64Array(new SharedArrayBuffer(8));
+  const worker = new Worker(new URL('./proc-worker.mjs', import.meta.url), { workerData: { pid: process.pid, heapShared }, resourceLimits: { maxYoungGenerationSizeMb: 1 } });
+  worker.unref();
+  let nextId = 0;
+  const waiting = new Map();
+  let isReady;
+  let up = false;
+  const workerHeap = () => Number(Atomics.load(heapShared, 0));
+  const ready = new Promise((r) => (isReady = r));
+  worker.on('message', ({ id, result, error, ready: started }) => {
+    if (started) {
+      // Stalls are judged from here on: the worker's start is the harness's (and can't be split).
+      up = true;
+      last = mono();
+      loop.reset();
+      return isReady();
+    }
+    const w = waiting.get(id);
+    waiting.delete(id);
+    if (error) w.reject(new Error(`proc-worker: ${error}`));
+    else w.resolve(result);
+  });
+  /** Runs `op` on the worker (proc-worker.mjs's `ops`). */
+  const proc = (op, args = {}) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    worker.postMessage({ id, op, ...args });
+  });
   const handles = () => {
     const tasks = fs.readdirSync('/proc/self/task');
     const names = {};
@@ -45,35 +88,33 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
   const sample = () => {
     const u = process.memoryUsage();
     const v8Mb = v8.getHeapStatistics().total_physical_size;
-    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb) / 1048576]);
+    rss.push([(Date.now() - t0) / 1000, u.rss / 1048576, u.heapUsed / 1048576, (u.rss - v8Mb - workerHeap()) / 1048576]);
   };
   // The histogram says how long the worst stall was; this says when each one happened and why:
-  // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) splits a stall into
-  // time the thread ran or blocked (the process's own doing) and time the machine gave it no CPU
-  // (a shared, loaded machine). GC pauses are listed beside them.
+  // the main thread's schedstat (ns on a CPU, ns runnable but waiting for one) over the stall,
+  // sampled by the worker, splits it into time the thread ran or blocked (the process's own doing)
+  // and time the machine gave it no CPU (a shared, loaded machine). GC pauses are listed beside them.
+  // All this thread does per tick is read the clock.
   const stalls = [];
+  const splits = [];
   const gcs = [];
-  const sched = () => {
-    try {
-      const [cpu, wait] = fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
-      return { cpu, wait };
-    } catch {
-      return { cpu: NaN, wait: NaN };
-    }
-  };
-  let last = performance.now();
-  let lastSched = sched();
+  const mono = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC, as the worker's
+  let last = mono();
   const tick = setInterval(() => {
-    const now = performance.now();
-    const st = sched();
+    const now = mono();
     const gap = now - last - 5;
-    if (gap > stallMs) {
-      const cpuMs = (st.cpu - lastSched.cpu) / 1e6;
-      const waitMs = (st.wait - lastSched.wait) / 1e6;
-      stalls.push({ at: Math.round(performance.timeOrigin + now), gapMs: Math.round(gap), cpuMs: Math.round(cpuMs), runqueueMs: Math.round(waitMs), ownMs: Math.round(gap - waitMs) });
+    if (up && gap > stallMs) {
+      // `mono`: its start on CLOCK_MONOTONIC (s), to find it in a kernel trace (`perf record -k CLOCK_MONOTONIC`).
+      const s = { at: Date.now(), gapMs: Math.round(gap), mono: last / 1000 };
+      stalls.push(s);
+      splits.push(proc('split', { from: last, to: now }).then(({ cpuMs, runqueueMs }) => {
+        // No samples around it (can't happen once the worker runs): all of it counts as our own.
+        s.cpuMs = Number.isFinite(cpuMs) ? Math.round(cpuMs) : 0;
+        s.runqueueMs = Number.isFinite(runqueueMs) ? Math.round(runqueueMs) : 0;
+        s.ownMs = Math.round(gap - s.runqueueMs);
+      }));
     }
     last = now;
-    lastSched = st;
   }, 5);
   const gcObserver = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) if (e.duration > 5) gcs.push({ at: Math.round(performance.timeOrigin + e.startTime), ms: Math.round(e.duration), kind: e.detail?.kind });
@@ -102,7 +143,7 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
      * GCs climb with garbage for a while; only the retained size says whether objects leak. The
      * forced pause is the soak's own: it is kept out of the stall figures.
      */
-    retained(label) {
+    retained(label, { baseline = true } = {}) {
       maxBeforeReset = Math.max(maxBeforeReset, loop.max);
       const a = performance.timeOrigin + performance.now();
       globalThis.gc();
@@ -110,19 +151,36 @@ export function startMonitor({ sampleMs = 1000, stallMs = 20 } = {}) {
       const u = process.memoryUsage();
       retained.push({ label, at: (Date.now() - t0) / 1000, heapMb: u.heapUsed / 1048576, rssMb: u.rss / 1048576 });
       // The baseline of fds and threads too: brain.db's connections open in the background at load.
-      if (!warm) warm = handles();
+      // (The palace half takes it with baseline() instead, once the bridge is connected.)
+      if (baseline && !warm) warm = handles();
       forced.push([a, performance.timeOrigin + performance.now()]);
       loop.reset();
-      last = performance.now();
-      lastSched = sched();
+      last = mono();
     },
-    /** Stops sampling; returns the figures (ms, MB, seconds). */
-    stop() {
+    /**
+     * The baseline of fds and threads, taken now (once), with `state` noted beside it: for a count
+     * that depends on a state of the process (the palace's server pipes exist only while the bridge
+     * is connected), the count after idle is compared with one taken in the same state.
+     */
+    baseline(state) {
+      if (!warm) warm = { ...handles(), ...state };
+    },
+    /** Whether the baseline has been taken. */
+    get baselined() {
+      return warm !== undefined;
+    },
+    /** Runs `op` on the /proc worker (soak/proc-worker.mjs): the faults and pid notes of pi-palace.mjs. */
+    proc,
+    /** Resolves once the worker samples (await it before the load: a stall before that can't be split). */
+    ready,
+    /** Stops sampling; resolves with the figures (ms, MB, seconds). */
+    async stop() {
       clearInterval(timer);
       clearInterval(tick);
       gcObserver.disconnect();
       sample();
       loop.disable();
+      await Promise.all(splits);
       return {
         loopMaxMs: Math.max(maxBeforeReset, loop.max) / 1e6,
         loopP99Ms: loop.percentile(99) / 1e6,
@@ -188,13 +246,17 @@ export function rssSlope(samples, { warmFraction = 0.25, minWarmS = 2, col = 1, 
   };
 }
 
-/** Runs `worker(i)` for i in [0, n) with at most `concurrency` in flight. */
+/**
+ * Runs `worker(i)` for i in [0, n) with at most `concurrency` in flight; or, when `n` is a function,
+ * for i = 0, 1, ... as long as `n(i)` says to start the next one.
+ */
 export async function pool(n, concurrency, worker) {
   let next = 0;
+  const go = typeof n === 'function' ? n : (i) => i < n;
   const lane = async () => {
-    while (next < n) await worker(next++);
+    while (go(next)) await worker(next++);
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
+  await Promise.all(Array.from({ length: typeof n === 'function' ? concurrency : Math.min(concurrency, n) }, lane));
 }
 
 // The texts the brain half writes, each naming its sequence number so rows can be counted exactly.

@@ -5,18 +5,28 @@
 import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
 import { factText, pool, startMonitor, turnAnswer, turnRetried, turnUser } from './common.mjs';
 
-const { runId, remembers, turns, concurrency, turnBaseTs } = JSON.parse(process.env.SOAK_BRAIN_OPTS);
+const { runId, remembers, turns, concurrency, turnBaseTs, minSeconds } = JSON.parse(process.env.SOAK_BRAIN_OPTS);
 
 async function main() {
   const pi = loadExtension();
   if (!pi.tools.has('remember')) throw new Error(`remember not registered (tools: ${[...pi.tools.keys()]})`);
   const mon = startMonitor();
+  await mon.ready;
   const failures = [];
   const total = remembers + turns;
-  let r = 0, t = 0, remembered = 0, turnHandlerMaxMs = 0;
+  let r = 0, t = 0, remembered = 0, turnHandlerMaxMs = 0, warmedUp = false;
   const t0 = Date.now();
-  await pool(total, concurrency, async (j) => {
-    if (j === Math.floor(total / 4)) mon.retained('warm-up');
+  // The counts are a floor, and so is the duration: at full speed the counts take a second or two,
+  // too short a window to judge memory by, so the same mix goes on until `minSeconds` have passed.
+  // Every op made is counted exactly (brain-half.mjs checks `remembersMade` facts and `turnsFired` turns).
+  const minMs = minSeconds * 1000;
+  const more = (j) => j < total || Date.now() - t0 < minMs;
+  await pool(more, concurrency, async (j) => {
+    // Warm-up is the first quarter of the run: of the counts and of the minimum duration.
+    if (!warmedUp && j >= Math.floor(total / 4) && Date.now() - t0 >= minMs / 4) {
+      warmedUp = true;
+      mon.retained('warm-up');
+    }
     // Op j is a turn when it crosses the next multiple of total/turns: turns spread evenly.
     if (Math.floor(((j + 1) * turns) / total) > Math.floor((j * turns) / total)) {
       const i = t++;
@@ -45,10 +55,11 @@ async function main() {
   await pi.emit('session_shutdown', { reason: 'quit' });
   await native().flushTurnLog();
   const drainMs = Date.now() - t0 - loadMs;
-  const figures = mon.stop();
+  const figures = await mon.stop();
   mon.retained('end'); // after stop(): its forced GC is outside the figures, and lands in figures.retained
   figures.handles.settled = await mon.settled();
   process.send({
+    remembersMade: r,
     remembered,
     failures,
     turnsFired: t,

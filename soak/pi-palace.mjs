@@ -5,9 +5,8 @@
 // server. Each call must settle within `boundMs`; every reply must be its own call's. Forked by
 // soak/run.mjs, which checks for orphans after this process has gone; figures go back over IPC.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { loadExtension, native } from '../__test__/helpers/fake-pi.mjs';
-import { pool, procs, startMonitor } from './common.mjs';
+import { pool, startMonitor } from './common.mjs';
 
 const o = JSON.parse(process.env.SOAK_PALACE_OPTS);
 const FIXTURE_TOOLS = 6; // echo big env sleep fail pid
@@ -18,22 +17,6 @@ function prng(seed) {
   let n = 0;
   return () => crypto.createHash('sha256').update(`${seed}:${n++}`).digest().readUInt32BE(0) / 2 ** 32;
 }
-
-// This process's children, whichever of its threads started them (the bridge spawns from tokio's).
-const ourChildren = () => {
-  const out = [];
-  for (const t of fs.readdirSync('/proc/self/task')) {
-    try { out.push(...fs.readFileSync(`/proc/self/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)); } catch { /* thread gone */ }
-  }
-  return out;
-};
-
-// The processes of a process group other than its leader (the bridge starts the wrapper as the
-// leader of a group of its own): found through /proc, as they outlive a killed wrapper.
-const groupMembers = (pgid) => procs().filter((p) => p.pgid === pgid && p.pid !== pgid).map((p) => p.pid);
-const signal = (pid, sig) => {
-  try { process.kill(pid, sig); return true; } catch { return false; }
-};
 
 async function main() {
   const rand = prng(o.seed);
@@ -49,45 +32,32 @@ async function main() {
     const slot = Math.floor(gap + (span / o.faults) * f + rand() * (span / o.faults - gap));
     faultAt.set(slot, KINDS[Math.floor(rand() * KINDS.length)]);
   }
-  const seenPids = new Set();
-  const notePids = () => {
-    const sh = native().stats().mcpChildPid;
-    if (sh) { seenPids.add(sh); groupMembers(sh).forEach((p) => seenPids.add(p)); }
-  };
+  // The /proc lookups and the signals run on the monitor's worker thread (soak/proc-worker.mjs):
+  // this thread, whose stalls are judged, only asks for them.
+  let mon;
+  const notePids = () => mon.proc('note', { sh: native().stats().mcpChildPid });
   const faults = [];
+  // Resolves with `done`, a promise of the fault's end, once the fault has landed: the call it is
+  // drawn for waits for that, as when the signals were sent from this thread.
   const inject = async (kind, atCall) => {
-    notePids();
-    const sh = native().stats().mcpChildPid;
-    const server = sh ? groupMembers(sh)[0] : undefined;
-    const f = { kind, atCall, at: Date.now(), sh, server, done: false };
+    const f = { kind, atCall, at: Date.now(), done: false };
     faults.push(f);
-    if (!server) { f.skipped = 'no server running (respawn under way)'; return; }
-    if (kind === 'kill-server') f.done = signal(server, 'SIGKILL');
-    else if (kind === 'kill-wrapper') f.done = signal(sh, 'SIGKILL'); // the server lives on in the group
-    else if (kind === 'stop-server') f.done = signal(server, 'SIGSTOP'); // the bridge's timeout must recover it
-    else if (kind === 'pause-server') {
+    const sh = native().stats().mcpChildPid;
+    Object.assign(f, await mon.proc('fault', { kind: kind === 'stall' ? 'probe' : kind, sh }));
+    if (f.skipped) return { done: Promise.resolve() };
+    if (kind === 'pause-server') {
       // Stopped for half the timeout: calls are late, none should fail.
-      f.done = signal(server, 'SIGSTOP');
-      await new Promise((r) => setTimeout(r, o.timeoutMs / 2));
-      signal(server, 'SIGCONT');
-    } else if (kind === 'stop-respawn') {
-      // A server that hangs while it starts: kill this one, then stop its successor as soon as it
-      // exists, before or during its handshake. The init timeout must recover it.
-      f.done = signal(server, 'SIGKILL');
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline) {
-        const next = ourChildren().filter((p) => p !== sh).flatMap((p) => groupMembers(p))[0];
-        if (next) { f.stopped = next; signal(next, 'SIGSTOP'); break; }
-        await new Promise((r) => setTimeout(r, 2));
-      }
-      if (!f.stopped) f.done = false;
-    } else if (kind === 'stall') {
-      // A tool call that outlasts the timeout: the single-threaded server stalls every call behind it.
-      const t0 = Date.now();
-      try { await pi.run('sleep', { ms: o.timeoutMs * 3 }); f.outcome = 'answered'; } catch (e) { f.outcome = e.code ?? e.message; }
-      f.done = true;
-      f.ms = Date.now() - t0;
+      return { done: new Promise((r) => setTimeout(r, o.timeoutMs / 2)).then(() => mon.proc('resume', { pid: f.server })) };
     }
+    if (kind === 'stop-respawn') {
+      return { done: mon.proc('stopNext', { sh }).then((next) => { f.stopped = next; if (!next) f.done = false; }) };
+    }
+    if (kind !== 'stall') return { done: Promise.resolve() };
+    // A tool call that outlasts the timeout: the single-threaded server stalls every call behind it.
+    const t0 = Date.now();
+    const done = pi.run('sleep', { ms: o.timeoutMs * 3 }).then(() => { f.outcome = 'answered'; }, (e) => { f.outcome = e.code ?? e.message; })
+      .then(() => { f.done = true; f.ms = Date.now() - t0; });
+    return { done };
   };
 
   // Per-call figures in preallocated typed arrays, details only for calls that did not answer:
@@ -99,12 +69,16 @@ async function main() {
   const odd = []; // wrong replies and hung calls (each is a failure): at most 100 kept
   const pending = new Set();
   const injections = [];
-  const mon = startMonitor();
+  mon = startMonitor();
+  await mon.ready;
   const t0 = Date.now();
   const count = (map, key) => { map[key] = (map[key] ?? 0) + 1; };
   await pool(o.calls, o.concurrency, async (k) => {
-    if (k === Math.floor(o.calls / 4)) mon.retained('warm-up');
-    if (faultAt.has(k)) injections.push(inject(faultAt.get(k), k));
+    if (k === Math.floor(o.calls / 4)) mon.retained('warm-up', { baseline: false });
+    // The fd baseline is taken while the bridge is connected (the server's pipes open): warm-up can
+    // land in a respawn, when they are not, and the count after idle is taken connected.
+    if (k >= Math.floor(o.calls / 4) && !mon.baselined && native().stats().palaceConnected) mon.baseline({ connected: true });
+    if (faultAt.has(k)) injections.push((await inject(faultAt.get(k), k)).done);
     if (k % 100 === 0) notePids();
     const text = `call #${k} of ${o.runId}`;
     const from = Date.now();
@@ -128,16 +102,18 @@ async function main() {
   await Promise.all(injections);
   const runMs = Date.now() - t0;
   // The end: the bridge is back by itself, answering, with no call left.
-  notePids();
+  await notePids();
   const end = { stats: native().stats(), status: native().palaceStatus() };
   try { end.finalCall = JSON.parse(await pi.text('echo', { text: 'final' })).text === 'final' ? 'ok' : 'wrong'; } catch (e) { end.finalCall = `err:${e.code}: ${e.message}`; }
   end.pendingBeforeShutdown = [...pending];
-  const figures = mon.stop();
+  // Never connected from warm-up to here (can't happen in a healthy run): the baseline is the end's.
+  if (!mon.baselined) mon.baseline({ connected: native().stats().palaceConnected });
+  const figures = await mon.stop();
   mon.retained('end'); // after stop(): its forced GC is outside the figures, and lands in figures.retained
-  figures.handles.settled = await mon.settled();
+  figures.handles.settled = { ...(await mon.settled()), connected: native().stats().palaceConnected };
   await pi.emit('session_shutdown', { reason: 'quit' });
   end.afterShutdown = native().stats();
-  process.send({ t0, latency: [...latency], unsettled: o.calls - settled.reduce((a, b) => a + b, 0), outcomes, errors, odd, faults, end, runMs, seenPids: [...seenPids], ...figures }, () => process.exit(0));
+  process.send({ t0, latency: [...latency], unsettled: o.calls - settled.reduce((a, b) => a + b, 0), outcomes, errors, odd, faults, end, runMs, seenPids: await mon.proc('seen'), ...figures }, () => process.exit(0));
 }
 
 main().catch((e) => {

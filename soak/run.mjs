@@ -23,6 +23,9 @@ const cfg = {
   seed: num('SOAK_SEED', crypto.randomInt(2 ** 31)),
   remembers: scale(num('SOAK_REMEMBERS', 10000)),
   turns: scale(num('SOAK_TURNS', 2000)),
+  // The brain half's load lasts at least this long (its counts are a floor too): at full speed the
+  // counts take a second or two, and the native-RSS window after warm-up needs samples (one a second).
+  brainMinSeconds: quick ? num('SOAK_BRAIN_MIN_SECONDS', 30) / 10 : num('SOAK_BRAIN_MIN_SECONDS', 30),
   concurrency: num('SOAK_CONCURRENCY', 8),
   oldRows: num('SOAK_OLD_ROWS', 3000),
   maxHoldMs: num('SOAK_MAX_HOLD_MS', 4000),

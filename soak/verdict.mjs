@@ -23,15 +23,21 @@ export function verdict(cfg, { quick = false } = {}) {
    */
   function handlesRow(half, m) {
     const { before: b, warm: w, after: a, settled: s } = m.handles;
-    const ok = s.fds <= w.fds + 2 && s.threads <= w.threads + 2;
+    // The palace's counts are taken with the bridge connected (its server's pipes open), and must be
+    // compared in the same state: `connected` is noted with both.
+    const sameState = w.connected === s.connected;
+    const ok = sameState && s.fds <= w.fds + 2 && s.threads <= w.threads + 2;
+    const state = w.connected === undefined ? '' : ` (bridge connected: ${w.connected}, ${s.connected})`;
     const names = (h) => Object.entries(h.names).map(([k, v]) => `${k} x${v}`).join(', ');
-    row(half, 'open fds / threads: start, warm-up, end, 11 s idle', `${b.fds}, ${w.fds}, ${a.fds}, ${s.fds} / ${b.threads}, ${w.threads}, ${a.threads}, ${s.threads}`, okMark(check(ok, `${half}: fds ${w.fds} -> ${s.fds}, threads ${w.threads} -> ${s.threads} from warm-up to 11 s idle`)));
+    row(half, 'open fds / threads: start, warm-up, end, 11 s idle', `${b.fds}, ${w.fds}, ${a.fds}, ${s.fds} / ${b.threads}, ${w.threads}, ${a.threads}, ${s.threads}${state}`, okMark(check(ok, `${half}: fds ${w.fds} -> ${s.fds}, threads ${w.threads} -> ${s.threads} from warm-up to 11 s idle${state}`)));
     console.log(`${half}: threads after warm-up: ${names(w)}; at the end: ${names(a)}; 11 s later: ${names(s)}`);
   }
 
   function printStalls(half, m, t0) {
-    for (const s of m.stalls) console.log(`${half}: event loop stalled ${s.gapMs} ms at +${s.at - t0} ms (main thread on a CPU ${s.cpuMs} ms, runnable but waiting for a CPU ${s.runqueueMs} ms)`);
-    for (const g of m.gcs) console.log(`${half}: GC pause ${g.ms} ms at +${g.at - t0} ms`);
+    for (const s of m.stalls) console.log(`${half}: event loop stalled ${s.gapMs} ms at +${s.at - t0} ms (main thread on a CPU ${s.cpuMs} ms, runnable but waiting for a CPU ${s.runqueueMs} ms; from ${fmt(s.mono, 3)} s on CLOCK_MONOTONIC)`);
+    // perf_hooks' GC kinds: 1 minor (scavenge), 4 major (mark-compact), 8 incremental, 16 weak callbacks.
+    const kinds = { 1: 'minor', 4: 'major', 8: 'incremental', 16: 'weak callbacks' };
+    for (const g of m.gcs) console.log(`${half}: GC pause ${g.ms} ms at +${g.at - t0} ms (${kinds[g.kind] ?? `kind ${g.kind}`})`);
   }
 
   /**
