@@ -1,4 +1,8 @@
+use super::search::{split, SPLIT_ROWS};
 use super::*;
+use rusqlite::{params, OpenFlags};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 fn fresh(dir: &tempfile::TempDir) -> (Brain, PathBuf) {
     let p = dir.path().join("brain.db");
@@ -426,17 +430,17 @@ fn queued_writes_commit_together_and_each_is_acknowledged_after_its_commit() {
 }
 
 #[test]
-fn a_job_goes_to_the_member_on_the_callers_core_when_idle_or_finishing_else_the_first_idle_one() {
+fn a_job_goes_to_the_worker_on_the_callers_core_when_idle_or_finishing_else_the_first_idle_one() {
     use lanes::{choose, Choice::*};
     const ANY: usize = usize::MAX;
     let cores = || [0, 1, 2, 3].into_iter();
     assert_eq!(choose(0b1111, 0, cores(), 2), Wake(2));
-    assert_eq!(choose(0b1011, 0, cores(), 2), Wake(0), "the member on core 2 is busy");
+    assert_eq!(choose(0b1011, 0, cores(), 2), Wake(0), "the worker on core 2 is busy");
     assert_eq!(choose(0b1011, 0b0100, cores(), 2), Claim(2), "answering its last job: it takes this one next, unwoken");
     assert_eq!(choose(0b0001, 0b0100, cores(), 1), Wake(0), "finishing elsewhere doesn't count");
     assert_eq!(choose(0b1000, 0, cores(), 0), Wake(3));
     assert_eq!(choose(0, 0b0010, cores(), 3), Nobody, "all busy: the first to finish takes it");
-    assert_eq!(choose(0b11, 0, [ANY, ANY].into_iter(), ANY), Wake(0), "members that float");
+    assert_eq!(choose(0b11, 0, [ANY, ANY].into_iter(), ANY), Wake(0), "workers that float");
     assert_eq!(choose(0b10, 0b01, [ANY, ANY].into_iter(), 5), Wake(1));
 }
 
