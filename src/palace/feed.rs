@@ -152,11 +152,8 @@ impl Feeder {
                 }
             }
         };
-        let outcome = match rx.wait_for(|o| o.is_some()).await {
-            Ok(o) => o.clone().expect("checked is_some"),
-            Err(_) => FeedOutcome::Failed(PalaceError::NoResult),
-        };
-        outcome
+        let outcome = rx.wait_for(|o| o.is_some()).await.ok().and_then(|o| o.clone());
+        outcome.unwrap_or(FeedOutcome::Failed(PalaceError::NoResult))
     }
 }
 
@@ -268,7 +265,8 @@ async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, P
     if !cfg.remote {
         return Ok(Some(Prepared { source: staged.dir.to_string_lossy().into_owned(), staged: Some(staged) }));
     }
-    let target = cfg.ssh_target.as_deref().expect("checked by run_feed");
+    // `run_feed` skips a remote palace without a target before this.
+    let target = cfg.ssh_target.as_deref().ok_or_else(|| PalaceError::Target("no MEMPALACE_PI_SSH_TARGET".into()))?;
     let left = cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     rsync_to_remote(&staged.dir, target, &cfg.remote_path, cfg.ssh_config.as_deref(), cfg.search_path.as_deref(), left)
         .await?;
