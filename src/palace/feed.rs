@@ -288,11 +288,11 @@ fn mine_failure(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::palace::testutil::{session_jsonl, write_session, Behaviour, FakeCaller};
     use serde_json::Value;
     use std::collections::HashMap;
     use std::os::unix::fs::PermissionsExt;
     use std::path::PathBuf;
+    use test_support::{session_jsonl, write_session, Behaviour, FakeCaller};
     use tokio::sync::Semaphore;
 
     const MINED: &str = r#"{"success": true, "mode": "convos", "dry_run": false, "output": "Drawers filed: 1"}"#;
