@@ -235,7 +235,7 @@ impl Lanes {
 
 /// Who takes a job just queued.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Choice {
+enum Choice {
     /// Worker i, idle: wake it.
     Wake(usize),
     /// Worker i, answering its last job on the caller's core: it takes the job next, unwoken.
@@ -247,7 +247,7 @@ pub(super) enum Choice {
 /// [`Choice`] for a job queued from core `here`, given which workers are idle and which are
 /// finishing (bit i) and the core each is kept on: the worker on the caller's core if it is idle
 /// or finishing, else the first idle worker.
-pub(super) fn choose(idle: u64, finishing: u64, cpus: impl Iterator<Item = usize>, here: usize) -> Choice {
+fn choose(idle: u64, finishing: u64, cpus: impl Iterator<Item = usize>, here: usize) -> Choice {
     let mut first_idle = None;
     for (i, cpu) in cpus.enumerate() {
         let bit = 1 << i;
@@ -343,5 +343,28 @@ fn caught<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
             crate::diag!("brain.db: {what} panicked: {why}");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{choose, Choice::*};
+
+    #[test]
+    fn a_job_goes_to_the_worker_on_the_callers_core_when_idle_or_finishing_else_the_first_idle_one() {
+        const ANY: usize = usize::MAX;
+        let cores = || [0, 1, 2, 3].into_iter();
+        assert_eq!(choose(0b1111, 0, cores(), 2), Wake(2));
+        assert_eq!(choose(0b1011, 0, cores(), 2), Wake(0), "the worker on core 2 is busy");
+        assert_eq!(
+            choose(0b1011, 0b0100, cores(), 2),
+            Claim(2),
+            "answering its last job: it takes this one next, unwoken"
+        );
+        assert_eq!(choose(0b0001, 0b0100, cores(), 1), Wake(0), "finishing elsewhere doesn't count");
+        assert_eq!(choose(0b1000, 0, cores(), 0), Wake(3));
+        assert_eq!(choose(0, 0b0010, cores(), 3), Nobody, "all busy: the first to finish takes it");
+        assert_eq!(choose(0b11, 0, [ANY, ANY].into_iter(), ANY), Wake(0), "workers that float");
+        assert_eq!(choose(0b10, 0b01, [ANY, ANY].into_iter(), 5), Wake(1));
     }
 }
