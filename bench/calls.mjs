@@ -3,7 +3,10 @@
 // (bench/README.md, issue 14 change 7): p50/p90, the JS thread's CPU per call and how often it
 // changed cores, and the store's reader threads' core changes.
 //
-//   node bench/calls.mjs [--native path/to/native.js] [--n 3000] brain.db
+//   node bench/calls.mjs [--native path/to/native.js] [--n 3000] [--queries English,reply] brain.db
+//
+// `--queries` replaces the 20-query mix (comma-separated), e.g. words that only the voice provider's
+// scaffolding holds, so that every row a lookup returns from a polluted file needs cleaning (issue 18).
 //
 // The same loop as figure 1 without its instruments (a loop turn between calls, 20-query mix).
 import { createRequire } from 'node:module';
@@ -16,6 +19,7 @@ const argv = process.argv.slice(2);
 const value = (name, dflt) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv.splice(i, 2)[1] : dflt; };
 const nativePath = path.resolve(value('native', path.join(path.dirname(fileURLToPath(import.meta.url)), '../native.js')));
 const n = Number(value('n', 3000));
+const queries = value('queries', null)?.split(',') ?? QUERIES;
 const [db] = argv;
 if (!db) { console.error('usage: node bench/calls.mjs [--native native.js] [--n N] brain.db'); process.exit(2); }
 process.env.DOTTY_BRAIN_DB = path.resolve(db);
@@ -29,12 +33,12 @@ const migrations = (tid) => Number((fs.readFileSync(`/proc/self/task/${tid}/sche
 const readers = () => fs.readdirSync('/proc/self/task').filter((t) => fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').startsWith('brain-read'));
 
 let id = 1;
-for (let i = 0; i < 200; i++) await native.callTool('memory_lookup', { query: QUERIES[i % QUERIES.length] }, id++);
+for (let i = 0; i < 200; i++) await native.callTool('memory_lookup', { query: queries[i % queries.length] }, id++);
 const m0 = migrations(process.pid), r0 = readers().map(migrations), c0 = jsCpuUs();
 const lat = [];
 for (let i = 0; i < n; i++) {
   const a = performance.now();
-  await native.callTool('memory_lookup', { query: QUERIES[i % QUERIES.length] }, id++);
+  await native.callTool('memory_lookup', { query: queries[i % queries.length] }, id++);
   lat.push(performance.now() - a);
   await tick();
 }

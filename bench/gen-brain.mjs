@@ -3,10 +3,21 @@
 // varied rows, cached under bench/data/ (gitignored) and reused by later runs.
 //
 //   node bench/gen-brain.mjs 1k 100k 1m     # or plain numbers; prints the path and timing of each
+//   node bench/gen-brain.mjs --polluted 0.6 100k   # the same rows, 60 % of the conversation rows
+//                                                  # stored as the old turn logger did (issue 18)
 //
-// As a module: `ensureBrain(rows)` returns the path of the cached file, generating it first (in a
-// child process: better-sqlite3 must never share a process with the addon, see
+// As a module: `ensureBrain(rows, { polluted })` returns the path of the cached file, generating it
+// first (in a child process: better-sqlite3 must never share a process with the addon, see
 // __test__/helpers/sqlite-child.cjs) when it is missing. Files are deterministic (seeded PRNG).
+//
+// Polluted rows (issue 18): before it cleaned prompts, the turn log stored `user: ` + the first 500
+// codepoints of the prompt as Dotty's voice provider sends it, the person's words followed by its
+// scaffolding (`build_turn_suffix`, copied exactly in __test__/fixtures/voice-turn-suffix.json, a
+// VOICE TOOL ROUTING paragraph, a MEMORY SEARCH RESULTS block). With `polluted` = p, each
+// conversation row is polluted with probability p, decided by a PRNG of its own: every other row, and
+// the words of every row, are the same as in the clean file of that size. About one polluted row in
+// ten has words long enough that the 500-codepoint cut falls inside the marker
+// (`…\n\n---\nHARD CONSTRAIN`), which only `clean-turns` repairs (the read side finds no marker).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,13 +35,16 @@ export const parseRows = (s) => {
   if (!m) throw new Error(`bad row count ${s}`);
   return Math.round(Number(m[1]) * ({ k: 1e3, m: 1e6 }[m[2].toLowerCase()] ?? 1));
 };
-export const brainPath = (n) => path.join(dataDir, `brain-${label(n)}.v${GEN_VERSION}.db`);
+/** `polluted` as the file name carries it: 0.6 → `p60` (none for a clean file). */
+const pollutedTag = (p) => (p ? `.p${Math.round(p * 100)}` : '');
+export const brainPath = (n, { polluted = 0 } = {}) => path.join(dataDir, `brain-${label(n)}${pollutedTag(polluted)}.v${GEN_VERSION}.db`);
 
 /** The path of a cached brain.db with `n` rows, generated (in a child process) when missing. */
-export function ensureBrain(n) {
-  const file = brainPath(n);
+export function ensureBrain(n, { polluted = 0 } = {}) {
+  const file = brainPath(n, { polluted });
   if (!fs.existsSync(file)) {
-    execFileSync(process.execPath, [fileURLToPath(import.meta.url), String(n)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const args = [fileURLToPath(import.meta.url), ...(polluted ? ['--polluted', String(polluted)] : []), String(n)];
+    execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   }
   return file;
 }
@@ -104,14 +118,52 @@ function textModel(rand) {
   const cap = (s) => s[0].toUpperCase() + s.slice(1);
   return {
     core: () => u(core)(),
-    conversation: () => {
+    /** A turn's two halves (the same PRNG draws, in the same order, as `conversation`). */
+    turn: () => {
       let a = u(answer)();
       if (rand() < 0.3) a += ' ' + u(answer)(); // some long turns: > 200 codepoints, exercising the ellipsis
-      return `user: ${u(question)()} | assistant: ${a}`;
+      return { q: u(question)(), a };
     },
     daily: () => u(daily)(),
     person: () => z(NAMES).toLowerCase().replace(/ /g, '_'),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 18: the voice provider's scaffolding, and the old logger's way of storing it.
+const SUFFIX = JSON.parse(fs.readFileSync(path.join(root, '__test__/fixtures/voice-turn-suffix.json'), 'utf8'));
+/** build_turn_suffix(kid_mode) of the provider's custom-providers/textUtils.py. */
+export const turnSuffix = (kid) => SUFFIX.base + (kid ? SUFFIX.kid_mode_lines : '') + SUFFIX.end;
+/** The provider's tool-routing paragraph (before the suffix). */
+export const VOICE_TOOL_ROUTING =
+  '\n\nVOICE TOOL ROUTING: Decide whether to use a registered tool before composing the spoken reply. Use the matching tool when the user asks you to remember or recall, play a song, look or take a photo, or solve a question that needs careful reasoning. Call it first and use its result. Never claim an action succeeded unless its tool succeeded. The reply constraints below apply only to final spoken text, not to tool calls.';
+const takeCp = (s, n) => [...s].slice(0, n).join('');
+const cpLen = (s) => [...s].length;
+const HARD_MARKER = '\n\n---\nHARD CONSTRAINTS for THIS reply';
+
+/**
+ * The user half as the old turn log stored it: the first 500 codepoints of the prompt the provider
+ * sent (words + scaffolding). `rand` is the pollution PRNG; `earlier` an earlier fact, for a
+ * MEMORY SEARCH RESULTS block.
+ */
+function oldUserHalf(words, rand, earlier) {
+  const r = rand();
+  let prompt;
+  if (r < 0.35) prompt = words + turnSuffix(false);
+  else if (r < 0.55) prompt = words + turnSuffix(true);
+  else if (r < 0.8) prompt = words + VOICE_TOOL_ROUTING + turnSuffix(rand() < 0.4);
+  else if (r < 0.9) prompt = `${words}\n\nMEMORY SEARCH RESULTS (from earlier conversations):\n- ${earlier}${VOICE_TOOL_ROUTING}${turnSuffix(false)}`;
+  else {
+    // Long words, so that the cut falls inside the marker: 1 to 35 of its 36 codepoints kept.
+    const keep = 1 + Math.floor(rand() * (cpLen(HARD_MARKER) - 1));
+    // A child rambling on: varied clauses (not the question again, which would skew the ranking).
+    const pick = (list) => list[Math.floor(list.length * rand())];
+    let long = words;
+    while (cpLen(long) < 500) long += `, and ${pick(FILLER)} we ${pick(ACTIVITIES)} at ${pick(PLACES)}`;
+    long = takeCp(long, 500 - keep);
+    prompt = long + turnSuffix(false);
+  }
+  return takeCp(prompt.trim(), 500);
 }
 
 /** The lookup queries, a realistic voice mix: names, foods, phrases, broad and rare words, and misses. */
@@ -121,7 +173,7 @@ export const QUERIES = [
   'axolotls', 'purple giraffe', 'what did I do yesterday', 'Mrs Patel', 'quantum chromodynamics', 'piano', 'the moon',
 ];
 
-function generate(n, file) {
+function generate(n, file, { polluted = 0 } = {}) {
   const require = createRequire(import.meta.url);
   const Database = require(path.join(root, 'node_modules/better-sqlite3'));
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -136,6 +188,13 @@ function generate(n, file) {
     VALUES (?, ?, ?, ?, NULL, ?, ?, NULL, ?, ?, NULL)`);
   const rand = mulberry32(0xb7a1 ^ n);
   const text = textModel(rand);
+  // The pollution draws come from a PRNG of their own, so that every row's words stay those of the
+  // clean file (same seed, same draws), and only the chosen rows' user halves change.
+  const prand = mulberry32(0x18 ^ n);
+  // What a MEMORY SEARCH RESULTS block quotes: the last fact or daily note generated. (Not an earlier
+  // conversation row: its ` | assistant: ` would become the row's first one, and the contract's
+  // cleaning splits there; see bench/README.md, issue 18.)
+  let earlier = 'Dotty is a small robot.';
   const t0Ms = Date.UTC(2024, 5, 1);
   const spanMs = 700 * 86_400_000;
   const hex = (i) => ((rand() * 0x100000000) >>> 0).toString(16).padStart(8, '0') + i.toString(16).padStart(8, '0');
@@ -150,13 +209,20 @@ function generate(n, file) {
       const r = rand();
       const category = r < 0.45 ? 'conversation' : r < 0.75 ? 'daily' : 'core';
       let namespace, content, importance;
-      if (category === 'conversation') { namespace = 'voice'; content = text.conversation(); importance = 0.3; }
+      if (category === 'conversation') {
+        namespace = 'voice'; importance = 0.3;
+        const { q, a } = text.turn();
+        const clean = `user: ${q} | assistant: ${a}`;
+        // Stored as the store step does: the whole row stripped once.
+        content = polluted && prand() < polluted ? `user: ${oldUserHalf(q, prand, earlier)} | assistant: ${a}`.trim() : clean;
+      }
       else if (category === 'daily') { namespace = rand() < 0.9 ? 'default' : 'voice'; content = text.daily(); importance = 0.5; }
       else {
         const p = rand();
         namespace = p < 0.55 ? 'voice' : p < 0.8 ? `person:${text.person()}` : p < 0.9 ? `person_pending:${text.person()}` : 'default';
         content = text.core(); importance = [0.5, 0.7, 0.7, 0.9][Math.floor(rand() * 4)];
       }
+      if (category !== 'conversation') earlier = content;
       const ts = new Date(t0Ms + Math.floor((i / n) * spanMs) + Math.floor(rand() * 60_000)).toISOString();
       const h = hex(i);
       const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${(rand() * 0x1000 >>> 0).toString(16).padStart(3, '0')}-${h.slice(4, 16)}`;
@@ -174,13 +240,17 @@ function generate(n, file) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const sizes = process.argv.slice(2).map(parseRows);
-  if (!sizes.length) { console.error('usage: node bench/gen-brain.mjs 1k 100k 1m'); process.exit(2); }
+  const args = process.argv.slice(2);
+  const pi = args.indexOf('--polluted');
+  const polluted = pi >= 0 ? Number(args.splice(pi, 2)[1]) : 0;
+  if (!(polluted >= 0 && polluted <= 1)) { console.error('--polluted takes a share between 0 and 1'); process.exit(2); }
+  const sizes = args.map(parseRows);
+  if (!sizes.length) { console.error('usage: node bench/gen-brain.mjs [--polluted 0.6] 1k 100k 1m'); process.exit(2); }
   for (const n of sizes) {
-    const file = brainPath(n);
+    const file = brainPath(n, { polluted });
     if (fs.existsSync(file)) { console.error(`cached ${file}`); continue; }
     const t0 = performance.now();
-    generate(n, file);
+    generate(n, file, { polluted });
     console.error(`generated ${file}: ${n} rows, ${(fs.statSync(file).size / 2 ** 20).toFixed(1)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // dotty-pi-ext benchmarks: the native addon side by side with its peers (bench/peers/).
 //
-//   node bench/run.mjs [--quick] [--rounds N] [--only 1,2,3,4,5,6,7] [--sizes 1k,100k,1m]
+//   node bench/run.mjs [--quick] [--rounds N] [--only 1,2,3,4,5,6,7] [--sizes 1k,100k,1m] [--polluted 0.6]
 //
 // Prints one markdown table per figure. Not a test: it never fails on a number. Every case runs in
 // a child process of its own (bench/lib/case.mjs), native and peer alternating round by round
@@ -30,6 +30,9 @@ const P = quick
 P.rounds = Number(value('rounds', P.rounds));
 const sizes = value('sizes', '1k,100k,1m').split(',').map(parseRows);
 const only = new Set(value('only', '1,2,3,4,5,6,7,8').split(',').map(Number));
+// Issue 18: the files of figures 1 and 2 with this share of their conversation rows stored as the
+// old turn logger did (the voice provider's scaffolding inside; bench/gen-brain.mjs).
+const polluted = Number(value('polluted', 0));
 
 // ---------------------------------------------------------------------------------------------- helpers
 const med = (xs) => { const s = xs.filter((x) => x != null && !Number.isNaN(x)).sort((a, b) => a - b); if (!s.length) return NaN; const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
@@ -51,6 +54,10 @@ function runCase(opts, { env = {}, nodeArgs = [], timeoutMs = 600_000 } = {}) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '', err = '';
+    // Decoded as one stream: a chunk boundary can fall inside a multi-byte character (an emoji of a
+    // reply), which `out += buffer` would turn into U+FFFD on both sides of the cut.
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -95,11 +102,12 @@ console.log(`## dotty-pi-ext benchmarks${quick ? ' (--quick: fewer rounds and ca
 console.log(`- machine: ${nproc} cores (nproc), ${cpu}; Node ${process.version}; ${os.platform()} ${os.release()}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`- peers: better-sqlite3 ${bsqlVersion} (synchronous, JS thread), Node fetch, @modelcontextprotocol/sdk ${sdkVersion}`);
 console.log(`- ${P.rounds} rounds per case, native and peer alternating; medians over rounds; ratio = median of per-round native ÷ peer`);
+if (polluted) console.log(`- brain.db files with ${Math.round(polluted * 100)} % of the conversation rows polluted as the old turn logger stored them (\`--polluted ${polluted}\`; the scratch 1k file of the write cases stays clean)`);
 console.log(`- started ${new Date().toISOString()}\n`);
 
 const brains = {};
-for (const n of sizes) { progress(`brain.db with ${label(n)} rows`); brains[n] = ensureBrain(n); }
-if (!brains[P.tpSize]) brains[P.tpSize] = ensureBrain(P.tpSize);
+for (const n of sizes) { progress(`brain.db with ${label(n)} rows`); brains[n] = ensureBrain(n, { polluted }); }
+if (!brains[P.tpSize]) brains[P.tpSize] = ensureBrain(P.tpSize, { polluted });
 const small = ensureBrain(1e3);
 progress('');
 const results = { params: P, sizes };
@@ -118,7 +126,12 @@ if (only.has(1) || only.has(7) || only.has(8)) {
     const diff = a.map((x, i) => x !== b[i]).filter(Boolean).length;
     // Every reply of every round, native against the peer's same call (same query sequence).
     let compared = 0, differ = 0;
-    res.native.forEach((r, k) => r.allReplies.forEach((x, i) => { compared++; if (x !== res.peer[k].allReplies[i]) differ++; }));
+    const diffs = []; // the first few, kept in last-run.json (fig1diffs) to see why they differ
+    res.native.forEach((r, k) => r.allReplies.forEach((x, i) => {
+      compared++;
+      if (x !== res.peer[k].allReplies[i]) { differ++; if (diffs.length < 5) diffs.push({ round: k, call: i, query: QUERIES[i % QUERIES.length], native: x, peer: res.peer[k].allReplies[i] }); }
+    }));
+    if (diffs.length) (results.fig1diffs ??= {})[n] = diffs;
     for (const r of [...res.native, ...res.peer]) delete r.allReplies; // kept out of last-run.json
     notes.push(`- ${label(n)}: replies to the ${QUERIES.length} queries ${diff ? `differ for ${diff} of them` : 'identical'} native vs peer; every timed reply compared: ${differ ? `⚠ ${differ} of ${compared} differ` : `${compared} of ${compared} byte-identical`}; native readers opened: ${res.native.map((r) => r.stats.brainReaderOpens).join(', ')}`);
   }

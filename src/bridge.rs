@@ -23,8 +23,9 @@ const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Bridge {
     pub cfg: PalaceConfig,
     mcp_cfg: McpConfig,
-    /// The MCP client in use and what is known of its health (`/mempalace reconnect` replaces it).
-    link: Arc<Link>,
+    /// The MCP client in use and why the palace can't be had, if so (`/mempalace reconnect`
+    /// replaces the client).
+    current: Arc<CurrentClient>,
     cache_path: std::path::PathBuf,
     cache_key: String,
     /// The last tool list known (checked by `palace::tools`): from the cache file at load,
@@ -33,7 +34,7 @@ pub struct Bridge {
     tools: Mutex<Vec<ToolInfo>>,
     /// The outcome of the last handshake. A tokio Mutex held across the handshake: everyone who
     /// waits for it shares it; `/mempalace reconnect` runs a new one.
-    connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, String>>>,
+    connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, McpError>>>,
     /// Names already said on stderr as taken by another tool of this pi process.
     said_taken: Mutex<Vec<String>>,
     pub wakeup: WakeupGate,
@@ -47,45 +48,79 @@ pub struct Bridge {
     said_unmatched: AtomicBool,
 }
 
-/// The MCP client in use, and whether the palace can be had as far as the bridge knows.
-struct Link {
-    client: Mutex<Arc<McpClient>>,
-    /// Why the last handshake failed (None: never failed, or a later one succeeded).
-    failed: Mutex<Option<String>>,
+/// Why the bridge has no palace to offer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unavailable {
+    /// The last handshake failed with this error.
+    Handshake(McpError),
+    /// The client gave up (respawn budget used up) after a handshake had succeeded.
+    GaveUp,
+    /// The bridge was shut down (pi quit): `/mempalace reconnect` starts nothing.
+    ShutDown,
 }
 
-impl Link {
+impl Unavailable {
+    /// The reason in a line that already says the palace is down (pi's footer).
+    fn without_down_subject(&self) -> String {
+        match self {
+            Unavailable::Handshake(e) => e.without_down_subject(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unavailable::Handshake(e) => write!(f, "{e}"),
+            Unavailable::GaveUp => f.write_str("the MemPalace client gave up (respawn budget used up)"),
+            Unavailable::ShutDown => f.write_str("the bridge is shut down"),
+        }
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// The MCP client in use, and the last handshake's error: whether the palace can be had as far
+/// as the bridge knows.
+struct CurrentClient {
+    client: Mutex<Arc<McpClient>>,
+    /// Why the last handshake failed (None: never failed, or a later one succeeded).
+    failed: Mutex<Option<McpError>>,
+}
+
+impl CurrentClient {
     fn client(&self) -> Arc<McpClient> {
         lock(&self.client).clone()
     }
 
-    fn set_failed(&self, why: Option<String>) {
-        *lock(&self.failed) = why;
+    fn set_failed(&self, error: Option<McpError>) {
+        *lock(&self.failed) = error;
     }
 
     /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
     /// succeeded, or the client gave up (respawn budget used up, a wrong token). Feeding does no
     /// work then (contracts/trust-and-limits.md).
-    fn down_reason(&self) -> Option<String> {
+    fn unavailable(&self) -> Option<Unavailable> {
         let s = self.client().stats();
         let failed = lock(&self.failed).clone();
         if s.connected && !s.down {
             return None;
         }
         match failed {
-            Some(why) => Some(why),
-            None if s.down => Some("the MemPalace client gave up (respawn budget used up)".into()),
+            Some(e) => Some(Unavailable::Handshake(e)),
+            None if s.down => Some(Unavailable::GaveUp),
             None => None,
         }
     }
 }
 
 /// [`PalaceCaller`] over the MCP client: text blocks joined, `isError` and JSON-RPC errors as Err.
-struct ClientCaller(Arc<Link>);
+struct ClientCaller(Arc<CurrentClient>);
 
 impl PalaceCaller for ClientCaller {
     fn down_reason(&self) -> Option<String> {
-        self.0.down_reason()
+        self.0.unavailable().map(|u| u.to_string())
     }
 
     /// Owns the call's bound: when `timeout` runs out the request is cancelled, on the server too
@@ -114,7 +149,7 @@ impl PalaceCaller for ClientCaller {
                 Err(McpError::Cancelled) => {
                     Err(PalaceError::TimedOut { tool: tool.to_string(), after: timeout.unwrap_or_default() })
                 }
-                Err(e) => Err(PalaceError::Tool(e.to_string())),
+                Err(e) => Err(PalaceError::Mcp(e)),
             }
         })
     }
@@ -151,10 +186,7 @@ impl Bridge {
     }
 
     pub fn new(cfg: PalaceConfig, mcp: McpConfig) -> Bridge {
-        let cache_key = match &mcp.remote_url {
-            Some(url) => cache::key_for_url(url),
-            None => cache::key_for_command(&mcp.bin, &mcp.args),
-        };
+        let cache_key = cache::key(&mcp);
         let cache_path = cfg.tools_cache_path();
         let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
             crate::diag!(
@@ -163,15 +195,16 @@ impl Bridge {
             );
             None
         });
-        let link = Arc::new(Link { client: Mutex::new(McpClient::new(mcp.clone())), failed: Mutex::new(None) });
-        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(link.clone())));
+        let current =
+            Arc::new(CurrentClient { client: Mutex::new(McpClient::new(mcp.clone())), failed: Mutex::new(None) });
+        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(current.clone())));
         Bridge {
             cfg,
             mcp_cfg: mcp,
-            link,
+            current,
             cache_path,
             cache_key,
-            tools: Mutex::new(cached.unwrap_or_default()),
+            tools: Mutex::new(cached.map(|c| c.tools).unwrap_or_default()),
             connected: tokio::sync::Mutex::new(None),
             said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
@@ -220,14 +253,14 @@ impl Bridge {
 
     /// The MCP client in use.
     pub fn client(&self) -> Arc<McpClient> {
-        self.link.client()
+        self.current.client()
     }
 
     /// Connects (once; concurrent callers share it) and returns the server's tools as
     /// `palace::tools` lets them through, refreshing the cache file when they changed. A failure
     /// is said once on stderr and remembered: pi goes on without palace tools, and calls still try
     /// (the client self-heals within its budget).
-    pub async fn connect(&self) -> Result<Vec<ToolInfo>, String> {
+    pub async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
         let mut done = self.connected.lock().await;
         if let Some(r) = &*done {
             return r.clone();
@@ -239,24 +272,24 @@ impl Bridge {
 
     /// `/mempalace reconnect`: a fresh client (a new server, a new respawn budget) and a new
     /// handshake. Feeding resumes when it succeeds.
-    pub async fn reconnect(&self) -> Result<Vec<ToolInfo>, String> {
+    pub async fn reconnect(&self) -> Result<Vec<ToolInfo>, Unavailable> {
         let mut done = self.connected.lock().await;
         if self.shut_down.load(Ordering::SeqCst) {
-            return Err("the bridge is shut down".into());
+            return Err(Unavailable::ShutDown);
         }
-        let old = std::mem::replace(&mut *lock(&self.link.client), McpClient::new(self.mcp_cfg.clone()));
+        let old = std::mem::replace(&mut *lock(&self.current.client), McpClient::new(self.mcp_cfg.clone()));
         old.shutdown().await;
         let r = self.handshake().await;
         *done = Some(r.clone());
-        r
+        r.map_err(Unavailable::Handshake)
     }
 
-    async fn handshake(&self) -> Result<Vec<ToolInfo>, String> {
+    async fn handshake(&self) -> Result<Vec<ToolInfo>, McpError> {
         let t0 = Instant::now();
         let client = self.client();
         match client.connect().await {
             Ok(list) => {
-                self.link.set_failed(None);
+                self.current.set_failed(None);
                 let admitted = crate::palace::tools::admit(list);
                 if let Some(line) = crate::palace::tools::summary("the palace's tool list", &admitted.refused) {
                     crate::diag!("{line}");
@@ -281,13 +314,13 @@ impl Bridge {
                 Ok(tools)
             }
             Err(e) => {
-                self.link.set_failed(Some(e.to_string()));
+                self.current.set_failed(Some(e.clone()));
                 // One line for pi's stderr: the client already said it if it latched down,
                 // and a shutdown on purpose (pi exiting) is no news.
                 if !matches!(e, McpError::Closed) && !client.stats().down {
                     crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools, and transcripts are not fed until it connects");
                 }
-                Err(e.to_string())
+                Err(e)
             }
         }
     }
@@ -298,12 +331,11 @@ impl Bridge {
         let offered = self.offered_tools().len();
         let known = self.known_tools().len();
         let tools = if offered == known { format!("{offered} tools") } else { format!("{offered} of {known} tools") };
-        match (self.link.down_reason(), self.client().stats().connected) {
-            // The reason often says "MemPalace is down: …" itself: not twice in a short footer.
-            (Some(why), _) => format!(
-                "MemPalace down: {}",
-                crate::text::first_chars(why.strip_prefix("MemPalace is down: ").unwrap_or(&why), 120)
-            ),
+        match (self.current.unavailable(), self.client().stats().connected) {
+            // A give-up says "MemPalace is down: …" itself: not twice in a short footer.
+            (Some(why), _) => {
+                format!("MemPalace down: {}", crate::text::first_chars(&why.without_down_subject(), 120))
+            }
             (None, true) => format!("MemPalace: {tools}"),
             (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),
             (None, false) => "MemPalace: connecting…".into(),
@@ -313,7 +345,7 @@ impl Bridge {
     /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
     pub fn status_report(&self) -> String {
         let s = self.client().stats();
-        let last_error = lock(&self.link.failed).clone().unwrap_or_else(|| "none".into());
+        let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), ToString::to_string);
         [
             self.status_line(),
             format!(
@@ -329,7 +361,7 @@ impl Bridge {
             ),
             format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
             format!("last error: {last_error}"),
-            format!("last feed: {}", crate::doctor::palace::last_feed_line(&self.cfg)),
+            format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
         ]
         .join("\n")
     }
@@ -380,7 +412,7 @@ impl Bridge {
         let t0 = Instant::now();
         tokio::time::timeout(budget, self.connect()).await.ok()?.ok()?;
         let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
-        compose_wakeup(&ClientCaller(self.link.clone()), &self.cfg.agent_name, left).await.map(WakeupMessage::hidden)
+        compose_wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, left).await.map(WakeupMessage::hidden)
     }
 
     /// The `/mempalace-diary [topic]` user message.

@@ -96,7 +96,10 @@ fn write_fd2(mut buf: &[u8]) {
     }
 }
 
-/// Renders an error with its whole `source()` chain (reqwest's `Display` hides the cause).
+/// Renders an error with its whole `source()` chain, outermost first, joined with ": " (reqwest's
+/// `Display` hides the cause). A cause whose text is already there (an error that prints its
+/// source itself) is not said twice. The one renderer of a cause chain: stderr lines and the JS
+/// error's message ([`crate::error::Error::from_chain`]) both use it.
 pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut cur = err.source();
@@ -129,5 +132,26 @@ mod tests {
         assert!(line.len() <= super::MAX_LINE + "…\n".len());
         assert!(line.ends_with("é…\n"));
         assert_eq!(super::cut("short\n".into()), "short\n");
+    }
+
+    #[test]
+    fn a_chain_is_said_outermost_first_without_repeating_a_cause() {
+        #[derive(Debug)]
+        struct Wraps(&'static str, std::io::Error);
+        impl std::fmt::Display for Wraps {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Wraps {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.1)
+            }
+        }
+        let e = Wraps("sending the request", std::io::Error::other("connection refused"));
+        assert_eq!(super::chain(&e), "sending the request: connection refused");
+        let e = Wraps("sending the request (connection refused)", std::io::Error::other("connection refused"));
+        assert_eq!(super::chain(&e), "sending the request (connection refused)");
+        assert_eq!(super::root_cause(&e), "connection refused");
     }
 }

@@ -50,15 +50,9 @@ impl Error {
         Error { kind, message: message.into() }
     }
 
-    /// `err` and its sources, outermost first, joined with ": ".
+    /// `err` and its sources, outermost first, joined with ": " ([`crate::diag::chain`]).
     pub fn from_chain(kind: Kind, err: &(dyn std::error::Error + 'static)) -> Error {
-        let mut message = err.to_string();
-        let mut cause = err.source();
-        while let Some(c) = cause {
-            message = format!("{message}: {c}");
-            cause = c.source();
-        }
-        Error { kind, message }
+        Error { kind, message: crate::diag::chain(err) }
     }
 
     pub fn unknown_tool(name: &str) -> Error {
@@ -112,7 +106,7 @@ mod tests {
         let e = Error::from(McpError::Rpc { code: -32601, message: "Unknown tool: x".into(), data: None });
         assert_eq!((e.code(), e.message.as_str()), ("SERVER_ERROR", "-32601 Unknown tool: x"));
         assert_eq!(Error::from(McpError::Timeout { ms: 5, method: "tools/call".into() }).code(), "TIMEOUT");
-        assert_eq!(Error::from(McpError::Down { respawns: 1, last: "x".into() }).code(), "PALACE_DOWN");
+        assert_eq!(Error::from(McpError::Down { respawns: 1, last: None }).code(), "PALACE_DOWN");
         assert_eq!(Error::from(McpError::Closed).code(), "PALACE_DOWN");
         assert_eq!(Error::from(McpError::Cancelled).code(), "CANCELLED");
     }

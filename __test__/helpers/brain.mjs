@@ -31,6 +31,27 @@ export const addRows = (file, rows) => sqlite({ op: 'insert', file, rows });
 export const readRows = (file) => sqlite({ op: 'rows', file });
 export const schemaOf = (file) => sqlite({ op: 'schema', file });
 
+/** The rows of a read-only statement run by another SQLite (better-sqlite3). */
+export const query = (file, sql, params) => sqlite({ op: 'query', file, sql, params });
+/** Runs statements with better-sqlite3, as another program would. */
+export const execSql = (file, sql) => sqlite({ op: 'exec', file, sql });
+
+/**
+ * Another process takes the write lock and, inside that transaction, appends `suffix` to the rows
+ * with ids `update` and deletes those with ids `remove`; resolves once it holds the lock, with
+ * `commit()` (which resolves once committed).
+ */
+export function rewriteUnderLock(file, { update = [], remove = [], suffix }) {
+  const p = spawn(process.execPath, [child], { stdio: ['pipe', 'pipe', 'pipe'] });
+  p.stdin.end(JSON.stringify({ op: 'rewrite-under-lock', file, update, delete: remove, suffix }));
+  const done = new Promise((resolve, reject) => p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`rewriter exited ${code}`)))));
+  return new Promise((resolve, reject) => {
+    p.stderr.on('data', (d) => { if (String(d).includes('LOCKED')) resolve({ commit: () => { p.kill('SIGUSR2'); return done; } }); });
+    p.on('error', reject);
+    done.catch(reject);
+  });
+}
+
 /** Another process takes brain.db's write lock and holds it for `ms`; resolves once it holds it. */
 export function holdWriteLock(file, ms) {
   const p = spawn(process.execPath, [child], { stdio: ['pipe', 'pipe', 'pipe'] });

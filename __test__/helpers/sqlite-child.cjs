@@ -61,6 +61,34 @@ switch (req.op) {
     setTimeout(() => { db.exec('COMMIT'); db.close(); out(true); }, req.ms);
     break;
   }
+  case 'query': {
+    // A read-only statement of the test's (the contract's lookup, an FTS check...): its rows.
+    const db = new Database(req.file, { readonly: true, fileMustExist: true });
+    out(db.prepare(req.sql).all(req.params ?? {}));
+    db.close();
+    break;
+  }
+  case 'exec': {
+    const db = new Database(req.file, { fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    db.exec(req.sql);
+    db.close();
+    out(true);
+    break;
+  }
+  case 'rewrite-under-lock': {
+    // Takes the write lock, rewrites (appends req.suffix to) and deletes rows by id inside that
+    // transaction, says LOCKED, and commits only on SIGUSR2: what another writer does while a
+    // reader of the old rows waits for the lock.
+    const db = new Database(req.file, { fileMustExist: true });
+    db.exec('BEGIN IMMEDIATE');
+    for (const id of req.update ?? []) db.prepare('UPDATE memories SET content = content || ? WHERE id = ?').run(req.suffix, id);
+    for (const id of req.delete ?? []) db.prepare('DELETE FROM memories WHERE id = ?').run(id);
+    process.on('SIGUSR2', () => { db.exec('COMMIT'); db.close(); out(true); process.exit(0); });
+    process.stderr.write('LOCKED\n');
+    setInterval(() => {}, 1000);
+    break;
+  }
   default:
     throw new Error(`unknown op ${req.op}`);
 }

@@ -372,5 +372,6 @@ function turnMessages(i, ts, big) {
 }
 
 const result = await cases[opts.case](opts);
-process.stdout.write('@@RESULT@@' + JSON.stringify(result) + '\n');
-process.exit(0);
+// Exit once the line is written: stdout to a pipe is asynchronous, and an exit right after a write
+// bigger than the pipe's buffer cuts it (seen with the 1,000 replies of a lookup case).
+process.stdout.write('@@RESULT@@' + JSON.stringify(result) + '\n', () => process.exit(0));

@@ -7,7 +7,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const Database = require(path.resolve(__dirname, '../../node_modules/better-sqlite3'));
 
-const { strip, take, ellipsize } = require('./text.cjs');
+const { strip, take, ellipsize, spoken, cleanRow } = require('./text.cjs');
 
 function createSqliteTools(file) {
   const db = new Database(file, { fileMustExist: true });
@@ -38,7 +38,8 @@ function createSqliteTools(file) {
     try {
       const rows = lookupSt.all('"' + q.replace(/"/g, '""') + '"');
       if (!rows.length) return '(no memories found)';
-      return rows.slice(0, 3).map((c) => ellipsize(strip(c), 200)).join(' | ');
+      // Rows older loggers stored with the voice provider's rules inside are read back clean (step 5).
+      return rows.slice(0, 3).map((c) => ellipsize(strip(cleanRow(c)), 200)).join(' | ');
     } catch (e) {
       process.stderr.write(`memory_lookup: ${e.message}\n`);
       return '(no memories found)';
@@ -68,7 +69,7 @@ function createSqliteTools(file) {
     if (!Array.isArray(messages)) return false;
     let u = -1;
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'user') { u = i; break; }
-    const user = strip(u >= 0 ? textOf(messages[u].content) : '');
+    const user = spoken(u >= 0 ? textOf(messages[u].content) : ''); // the words, without the provider's scaffolding
     const assistant = strip(messages.slice(u + 1).filter((m) => m?.role === 'assistant').map((m) => textOf(m.content)).join(''));
     if (!user && !assistant) return false;
     const key = u >= 0 && messages[u].timestamp != null ? `${messages[u].timestamp}\0${user}` : undefined;

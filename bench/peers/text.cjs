@@ -15,4 +15,39 @@ function take(s, n) {
 const cpLen = (s) => { let n = 0; for (const _ of s) n++; return n; };
 const ellipsize = (s, n) => (s.length > n && cpLen(s) > n ? take(s, n - 3) + '...' : s);
 
-module.exports = { strip, take, ellipsize };
+// The voice provider's prompt scaffolding (docs/voice-tools.md, "Prompt scaffolding"), as
+// production's extension strips it now: cut at the first of the three markers that follows one or
+// more newlines (from the first of those newlines), unwrap the legacy {"content": "…"} envelope, strip.
+const MARKERS = ['MEMORY SEARCH RESULTS (', 'VOICE TOOL ROUTING:', '---\nHARD CONSTRAINTS for THIS reply'];
+function scaffoldingStart(text) {
+  let at = -1;
+  for (const m of MARKERS) {
+    for (let i = text.indexOf(m); i >= 0; i = text.indexOf(m, i + m.length)) {
+      if (i > 0 && text[i - 1] === '\n') { if (at < 0 || i < at) at = i; break; }
+    }
+  }
+  if (at < 0) return -1;
+  while (at > 0 && text[at - 1] === '\n') at--;
+  return at;
+}
+function spoken(prompt) {
+  const cut = scaffoldingStart(prompt);
+  let words = cut < 0 ? prompt : prompt.slice(0, cut);
+  const t = strip(words);
+  if (t.startsWith('{') && t.endsWith('}')) {
+    try {
+      const o = JSON.parse(t);
+      if (o && typeof o === 'object' && !Array.isArray(o) && typeof o.content === 'string') words = o.content;
+    } catch { /* braces that aren't JSON stay */ }
+  }
+  return strip(words);
+}
+/** memory_lookup's step 5: a row that starts `user: ` is read back without the scaffolding. */
+function cleanRow(content) {
+  if (!content.startsWith('user: ')) return content;
+  const row = content.slice(6);
+  const i = row.indexOf(' | assistant: ');
+  return i < 0 ? `user: ${spoken(row)}` : `user: ${spoken(row.slice(0, i))} | assistant: ${strip(row.slice(i + 14))}`;
+}
+
+module.exports = { strip, take, ellipsize, spoken, cleanRow };

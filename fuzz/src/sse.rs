@@ -8,6 +8,7 @@
 
 use crate::util::{chunk_sizes, chunks, params};
 use dotty_pi_ext::mcp::framing::SseParser;
+use dotty_pi_ext::mcp::McpError;
 
 /// Input: one byte for the cap (`8 * b + 3` bytes), three for the chunk sizes, then the stream.
 pub fn check(data: &[u8]) {
@@ -27,7 +28,7 @@ fn run(stream: &[u8], cap: usize, sizes: &[usize]) -> Result<Vec<String>, ()> {
         match p.feed(chunk) {
             Ok(evs) => events.extend(evs),
             Err(e) => {
-                assert!(e.contains(&cap.to_string()), "the error names the cap: {e}");
+                assert_eq!(e, McpError::TooLarge { cap }, "the error names the cap");
                 return Err(());
             }
         }

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.
 /// Reads only; stages, runs and sends nothing.
 pub fn plan(pal: &PalaceConfig) -> String {
-    if !pal.enabled || !pal.feed {
-        return "feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0): nothing would be sent".into();
-    }
-    if pal.remote && pal.ssh_target.is_none() {
-        return "remote palace without MEMPALACE_PI_SSH_TARGET: nothing would be sent".into();
+    match SkipReason::of_config(pal) {
+        Some(SkipReason::NoSshTarget) => {
+            return "remote palace without MEMPALACE_PI_SSH_TARGET: nothing would be sent".into()
+        }
+        Some(_) => return "feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0): nothing would be sent".into(),
+        None => {}
     }
     let mut out = String::new();
     if let Some(bin) = resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {

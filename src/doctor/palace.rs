@@ -6,8 +6,11 @@
 
 use super::Check;
 use crate::mcp::{McpClient, McpConfig, McpError};
+use crate::palace::export;
+use crate::palace::feed::{LastFeed, Ran, SkipReason};
+use crate::palace::files::age;
 use crate::palace::{cache, PalaceConfig};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Check> {
     if !pal.enabled {
@@ -51,21 +54,7 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
             None
         }
         Ok(Err(e)) => {
-            // The client gives up at once (no respawns here): say the cause, not the give-up.
-            let why = match &e {
-                McpError::Down { last, .. } => last.clone(),
-                other => other.to_string(),
-            };
-            if matches!(e, McpError::Timeout { .. }) || why.contains("timed out") {
-                out.push(stalled(limit));
-            } else {
-                let fix = match &mcp.remote_url {
-                    Some(_) if why.contains("401") => "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with",
-                    Some(_) => "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN",
-                    None => "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0",
-                };
-                out.push(Check::fail("palace handshake", format!("failed after {ms} ms: {why}"), fix));
-            }
+            out.push(failed(&e, mcp.remote_url.is_some(), ms, limit));
             None
         }
     };
@@ -73,6 +62,27 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     out.push(cache_check(pal, mcp, live.as_deref()));
     out.push(feed_check(pal));
     out
+}
+
+/// The handshake's failure after `ms` and what to do about it. The client gives up at once (no
+/// respawns here): the check says the cause, not the give-up.
+fn failed(e: &McpError, remote: bool, ms: u128, limit: Duration) -> Check {
+    let cause = e.cause();
+    if matches!(cause, McpError::Timeout { .. }) {
+        return stalled(limit);
+    }
+    let fix = match cause {
+        McpError::Unauthorized if remote => {
+            "set MEMPALACE_REMOTE_TOKEN to the token the shared palace was started with"
+        }
+        _ if remote => {
+            "start the shared palace (mempalace serve) and check MEMPALACE_REMOTE_URL and MEMPALACE_REMOTE_TOKEN"
+        }
+        _ => {
+            "install MemPalace so MEMPALACE_MCP_BIN runs (or set it and MEMPALACE_MCP_ARGS), or set MEMPALACE_BRIDGE=0"
+        }
+    };
+    Check::fail("palace handshake", format!("failed after {ms} ms: {cause}"), fix)
 }
 
 fn stalled(limit: Duration) -> Check {
@@ -83,30 +93,10 @@ fn stalled(limit: Duration) -> Check {
     )
 }
 
-fn age(ms: u64) -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let s = now.saturating_sub(ms) / 1000;
-    match s {
-        s if s < 120 => format!("{s} s"),
-        s if s < 7200 => format!("{} min", s / 60),
-        s if s < 172_800 => format!("{} h", s / 3600),
-        s => format!("{} days", s / 86_400),
-    }
-}
-
 fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::ToolInfo]>) -> Check {
     let path = pal.tools_cache_path();
-    let key = match &mcp.remote_url {
-        Some(u) => cache::key_for_url(u),
-        None => cache::key_for_command(&mcp.bin, &mcp.args),
-    };
     let shown = path.display();
-    let saved = std::fs::read(&path)
-        .ok()
-        .filter(|b| b.len() as u64 <= cache::MAX_CACHE_BYTES)
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get("savedAtMs").and_then(serde_json::Value::as_u64));
-    match cache::load(&path, &key) {
+    match cache::load(&path, &cache::key(mcp)) {
         Ok(None) => Check::ok(
             "palace tool cache",
             format!("none for this server at {shown} (pi writes it after its first handshake)"),
@@ -116,21 +106,21 @@ fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::T
             format!("{shown} is ignored: {why}"),
             format!("delete {shown}; pi rewrites it after the next handshake"),
         ),
-        Ok(Some(cached)) => {
-            let age = saved.map_or("unknown age".into(), |ms| format!("{} old", age(ms)));
+        Ok(Some(cache::Cached { tools: cached, saved_at_ms })) => {
+            let how_old = format!("{} old", age(saved_at_ms));
             let names = |l: &[crate::mcp::ToolInfo]| {
                 l.iter().map(|t| t.name.clone()).collect::<std::collections::BTreeSet<_>>()
             };
             match live {
                 Some(live) if names(live) != names(&cached) || live != cached.as_slice() => Check::warn(
                     "palace tool cache",
-                    format!("{} tools, {age}, stale: differs from the server's {} tools", cached.len(), live.len()),
+                    format!("{} tools, {how_old}, stale: differs from the server's {} tools", cached.len(), live.len()),
                     format!("start pi once (it rewrites the cache after the handshake) or delete {shown}"),
                 ),
                 _ => Check::ok(
                     "palace tool cache",
                     format!(
-                        "{} tools, {age}{}",
+                        "{} tools, {how_old}{}",
                         cached.len(),
                         if live.is_some() { ", matches the server" } else { "" }
                     ),
@@ -141,82 +131,42 @@ fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::T
 }
 
 fn feed_check(pal: &PalaceConfig) -> Check {
-    if !pal.feed {
-        return Check::ok("palace feed", "off (MEMPALACE_FEED=0)");
-    }
-    if pal.remote && pal.ssh_target.is_none() {
-        return Check::warn(
-            "palace feed",
-            "remote palace without MEMPALACE_PI_SSH_TARGET: transcripts are not fed",
-            "set MEMPALACE_PI_SSH_TARGET to the palace host (user@host) or MEMPALACE_FEED=0",
-        );
+    match SkipReason::of_config(pal) {
+        Some(SkipReason::NoSshTarget) => {
+            return Check::warn(
+                "palace feed",
+                "remote palace without MEMPALACE_PI_SSH_TARGET: transcripts are not fed",
+                "set MEMPALACE_PI_SSH_TARGET to the palace host (user@host) or MEMPALACE_FEED=0",
+            )
+        }
+        Some(_) => return Check::ok("palace feed", "off (MEMPALACE_FEED=0)"),
+        None => {}
     }
     let exporter = match crate::palace::process::resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
         Some(p) => format!("external exporter {}", p.display()),
         None => "built-in exporter".into(),
     };
-    let state = pal.feed_dir().join("state.json");
-    let last = std::fs::metadata(&state)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as u64);
-    let sessions = std::fs::read(&state)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get("sessions").and_then(|s| s.as_object()).map(|s| s.len()));
-    let outcome = match (last, sessions) {
-        (Some(ms), Some(n)) => format!("last successful feed {} ago ({n} sessions recorded)", age(ms)),
-        (Some(_), None) => "state file unreadable (the next feed re-exports everything)".into(),
-        _ => "no feed recorded yet".into(),
+    let outcome = match export::recorded(&pal.feed_dir()) {
+        Some(export::Recorded { at_ms, sessions: Some(n) }) => {
+            format!("last successful feed {} ago ({n} sessions recorded)", age(at_ms))
+        }
+        Some(export::Recorded { sessions: None, .. }) => {
+            "state file unreadable (the next feed re-exports everything)".into()
+        }
+        None => "no feed recorded yet".into(),
     };
     let summary = format!("on, {exporter}, wing {}; {outcome}", pal.feed_wing);
-    match last_outcome(pal) {
-        Some(Last { at_ms, outcome, detail, .. }) if outcome == "failed" => Check::warn(
+    match LastFeed::read(&pal.feed_dir()) {
+        Some(LastFeed { at_ms, ran: Ran::Failed, detail, .. }) => Check::warn(
             "palace feed",
             format!("{summary}; the last feed ({} ago) failed: {detail}", age(at_ms)),
             "fix what the failure names, then `npx dotty-pi-ext feed` (or the next session end) feeds again",
         ),
-        Some(Last { at_ms, outcome, reason, .. }) => {
-            Check::ok("palace feed", format!("{summary}; the last feed ({reason}, {} ago): {outcome}", age(at_ms)))
+        Some(LastFeed { at_ms, ran, reason, .. }) => {
+            Check::ok("palace feed", format!("{summary}; the last feed ({reason}, {} ago): {ran}", age(at_ms)))
         }
         None => Check::ok("palace feed", summary),
     }
-}
-
-/// The last feed that ran, in a few words (for `/mempalace status`).
-pub(crate) fn last_feed_line(pal: &PalaceConfig) -> String {
-    match last_outcome(pal) {
-        None => "none recorded".into(),
-        Some(Last { at_ms, outcome, reason, detail }) if detail.is_empty() => {
-            format!("{outcome} ({reason}, {} ago)", age(at_ms))
-        }
-        Some(Last { at_ms, outcome, reason, detail }) => format!("{outcome} ({reason}, {} ago): {detail}", age(at_ms)),
-    }
-}
-
-/// What `<agentDir>/mempalace-feed/last-outcome.json` says of the last feed that ran.
-struct Last {
-    at_ms: u64,
-    reason: String,
-    outcome: String,
-    detail: String,
-}
-
-fn last_outcome(pal: &PalaceConfig) -> Option<Last> {
-    let path = pal.feed_dir().join(crate::palace::feed::LAST_OUTCOME_FILE);
-    // A small file of ours; anything else (huge, not JSON) is treated as absent.
-    if std::fs::metadata(&path).ok()?.len() > 64 * 1024 {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(|x| crate::text::first_chars(x, 300).to_string());
-    Some(Last {
-        at_ms: v.get("atMs")?.as_u64()?,
-        reason: s("reason")?,
-        outcome: s("outcome")?,
-        detail: s("detail").unwrap_or_default(),
-    })
 }
 
 #[cfg(test)]
@@ -250,7 +200,7 @@ mod tests {
         assert!(r[1].detail.contains("tools, server fault-fixture 1"), "{}", r[1].detail);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "doctor wrote into the agent dir");
 
-        let key = cache::key_for_command(&mcp.bin, &mcp.args);
+        let key = cache::key(&mcp);
         let old = vec![crate::mcp::ToolInfo {
             name: "gone_tool".into(),
             description: None,
@@ -283,27 +233,70 @@ mod tests {
         assert!(c.fix.as_deref().unwrap().contains("MEMPALACE_MCP_BIN"));
     }
 
+    /// The advice follows the error's variant, also behind the client's give-up: a wrong token
+    /// (401, latched at once) asks for the token, a server error (500, given up on) for the server.
+    #[tokio::test]
+    async fn a_remote_palace_gets_the_advice_of_its_error() {
+        use tokio::io::AsyncBufReadExt;
+        let d = tempfile::tempdir().unwrap();
+        let handshake = |flags: &'static [&'static str], token: &'static str| {
+            let agent = d.path().to_path_buf();
+            async move {
+                let server = concat!(env!("CARGO_MANIFEST_DIR"), "/__test__/fixtures/fault_mcp_server.py");
+                let mut child = tokio::process::Command::new("python3")
+                    .arg(server)
+                    .arg("--http")
+                    .args(flags)
+                    .stdout(std::process::Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .unwrap();
+                let mut line = String::new();
+                tokio::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).await.unwrap();
+                let url = format!("http://127.0.0.1:{}/mcp", line.trim().trim_start_matches("PORT="));
+                let vars: std::collections::HashMap<&str, String> = [
+                    ("MEMPALACE_REMOTE_URL", url),
+                    ("MEMPALACE_REMOTE_TOKEN", token.to_string()),
+                    ("PI_CODING_AGENT_DIR", agent.display().to_string()),
+                    ("MEMPALACE_MCP_INIT_TIMEOUT_MS", "3000".into()),
+                ]
+                .into_iter()
+                .collect();
+                let get = move |k: &str| vars.get(k).cloned();
+                let (pal, mcp) = (PalaceConfig::from_lookup(&get).0, McpConfig::from_lookup(&get).0);
+                let r = check(&pal, &mcp, Duration::from_secs(10)).await;
+                r.into_iter().find(|c| c.name == "palace handshake").unwrap()
+            }
+        };
+        let c = handshake(&["--token", "right"], "wrong").await;
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.detail.contains("unauthorized (HTTP 401)"), "{}", c.detail);
+        assert!(c.fix.as_deref().unwrap().starts_with("set MEMPALACE_REMOTE_TOKEN to the token"), "{c:?}");
+        let c = handshake(&["--status", "500"], "t").await;
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.detail.contains("MemPalace crashed: HTTP 500") && !c.detail.contains("gave up"), "{}", c.detail);
+        assert!(c.fix.as_deref().unwrap().starts_with("start the shared palace"), "{c:?}");
+    }
+
     #[test]
     fn the_last_feed_that_failed_is_a_warning_with_its_reason() {
         let d = tempfile::tempdir().unwrap();
         let (pal, _) = fixture(&[], d.path());
         assert_eq!(feed_check(&pal).status, Status::Ok);
-        let write = |v: serde_json::Value| {
-            std::fs::create_dir_all(pal.feed_dir()).unwrap();
-            std::fs::write(pal.feed_dir().join(crate::palace::feed::LAST_OUTCOME_FILE), v.to_string()).unwrap();
+        let write = |reason: &str, ran, detail: &str| {
+            let last =
+                LastFeed { at_ms: crate::palace::files::now_ms(), reason: reason.into(), ran, detail: detail.into() };
+            last.write(&pal.feed_dir()).unwrap();
         };
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
-        write(
-            serde_json::json!({"atMs": now, "reason": "quit", "outcome": "failed", "detail": "mempalace_mine: Peer MCP writer active"}),
-        );
+        write("quit", Ran::Failed, "mempalace_mine: Peer MCP writer active");
         let c = feed_check(&pal);
         assert_eq!(c.status, Status::Warn, "{c:?}");
         assert!(c.detail.contains("failed: mempalace_mine: Peer MCP writer active"), "{}", c.detail);
-        write(serde_json::json!({"atMs": now, "reason": "settled", "outcome": "fed", "detail": "/x"}));
+        write("settled", Ran::Fed, "/x");
         let c = feed_check(&pal);
         assert_eq!(c.status, Status::Ok);
         assert!(c.detail.contains("the last feed (settled,") && c.detail.ends_with(": fed"), "{}", c.detail);
-        write(serde_json::json!("not an outcome"));
+        std::fs::write(crate::palace::feed::outcome_path(&pal.feed_dir()), "\"not an outcome\"").unwrap();
         assert_eq!(feed_check(&pal).status, Status::Ok);
     }
 }

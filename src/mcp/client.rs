@@ -311,9 +311,8 @@ impl McpClient {
         st.ready = false;
         let mut backoff = None;
         if st.attempted {
-            let last_text = last.map_or_else(|| "the server stopped".to_string(), ToString::to_string);
             if st.respawns_used >= max {
-                let e = McpError::Down { respawns: st.respawns_used, last: last_text };
+                let e = McpError::Down { respawns: st.respawns_used, last: last.cloned().map(Box::new) };
                 drop(st);
                 self.latch(e.clone());
                 return Err(e);
@@ -321,7 +320,7 @@ impl McpClient {
             if attempts > max {
                 // The budget keeps being reset by a server that answers and then dies:
                 // stop this call here, the next one tries again.
-                return Err(last.cloned().unwrap_or(McpError::Crashed(last_text)));
+                return Err(last.cloned().unwrap_or_else(|| McpError::Crashed("the server stopped".into())));
             }
             backoff = Some(self.cfg.backoff(st.respawns_used));
             st.respawns_used += 1;

@@ -15,8 +15,9 @@ pub enum McpError {
     Cancelled,
     /// The server exited, closed its pipe, or (HTTP) refused the connection or answered 5xx.
     Crashed(String),
-    /// The respawn budget is used up: calls fail at once until the process restarts.
-    Down { respawns: u32, last: String },
+    /// The respawn budget is used up: calls fail at once until the process restarts. `last`: the
+    /// last attempt's error (None: no attempt of this call failed, the server had stopped).
+    Down { respawns: u32, last: Option<Box<McpError>> },
     /// The server could not be started at all (command missing, not executable...).
     Spawn(String),
     /// HTTP 401: not retried.
@@ -49,6 +50,24 @@ impl McpError {
         }
     }
 
+    /// What made the client give up (a [`McpError::Down`]'s last error), else the error itself:
+    /// the cause a person can act on.
+    pub fn cause(&self) -> &McpError {
+        match self {
+            McpError::Down { last: Some(last), .. } => last,
+            e => e,
+        }
+    }
+
+    /// The text for a line that already says the palace is down (pi's footer): a
+    /// [`McpError::Down`] without its "MemPalace is down: ", any other error as it is.
+    pub fn without_down_subject(&self) -> String {
+        match self {
+            McpError::Down { respawns, last } => GaveUp { respawns: *respawns, last: last.as_deref() }.to_string(),
+            e => e.to_string(),
+        }
+    }
+
     /// Errors that no respawn can fix: they are latched instead of retried.
     pub(crate) fn is_fatal(&self) -> bool {
         matches!(self, McpError::Unauthorized | McpError::Forbidden | McpError::Config(_) | McpError::Closed)
@@ -63,7 +82,7 @@ impl fmt::Display for McpError {
             McpError::Cancelled => f.write_str("cancelled"),
             McpError::Crashed(d) => write!(f, "MemPalace crashed: {d}"),
             McpError::Down { respawns, last } => {
-                write!(f, "MemPalace is down: gave up after {respawns} respawns (last error: {last}); `/mempalace reconnect` or a restart of pi tries again")
+                write!(f, "MemPalace is down: {}", GaveUp { respawns: *respawns, last: last.as_deref() })
             }
             McpError::Spawn(d) => write!(f, "cannot start MemPalace: {d}"),
             McpError::Unauthorized => f.write_str("unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong"),
@@ -89,6 +108,23 @@ impl fmt::Display for McpError {
 
 impl std::error::Error for McpError {}
 
+/// A [`McpError::Down`]'s text after "MemPalace is down: ".
+struct GaveUp<'a> {
+    respawns: u32,
+    last: Option<&'a McpError>,
+}
+
+impl fmt::Display for GaveUp<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "gave up after {} respawns (last error: ", self.respawns)?;
+        match self.last {
+            Some(e) => write!(f, "{e}")?,
+            None => f.write_str("the server stopped")?,
+        }
+        f.write_str("); `/mempalace reconnect` or a restart of pi tries again")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,11 +136,24 @@ mod tests {
         assert!(McpError::Timeout { ms: 1500, method: "tools/call".into() }
             .to_string()
             .contains("timed out after 1500 ms"));
-        assert!(McpError::Down { respawns: 2, last: "x".into() }
+        assert!(McpError::Down { respawns: 2, last: Some(Box::new(McpError::Crashed("x".into()))) }
             .to_string()
             .starts_with("MemPalace is down: gave up after 2 respawns"));
         assert!(McpError::Unauthorized.to_string().contains("MEMPALACE_REMOTE_TOKEN is missing or wrong"));
         assert!(McpError::Forbidden.to_string().contains("Host/Origin"));
         assert!(McpError::TooLarge { cap: 4 << 20 }.to_string().contains("reply larger than 4 MiB"));
+    }
+
+    #[test]
+    fn a_give_up_keeps_its_last_error_typed_and_its_text() {
+        let down = McpError::Down { respawns: 2, last: Some(Box::new(McpError::Unauthorized)) };
+        let rest = "gave up after 2 respawns (last error: unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong); `/mempalace reconnect` or a restart of pi tries again";
+        assert_eq!(down.to_string(), format!("MemPalace is down: {rest}"));
+        assert_eq!(down.without_down_subject(), rest);
+        assert_eq!(down.cause(), &McpError::Unauthorized);
+        let stopped = McpError::Down { respawns: 1, last: None };
+        assert!(stopped.to_string().contains("(last error: the server stopped);"), "{stopped}");
+        assert_eq!(stopped.cause(), &stopped);
+        assert_eq!(McpError::Closed.without_down_subject(), McpError::Closed.to_string());
     }
 }

@@ -1,7 +1,9 @@
 //! The two framings MCP messages travel in, each bounded by the message cap: newline-delimited
 //! lines (stdio, [`read_line_capped`] with its streaming [`IdScan`]) and Server-Sent Events
-//! (Streamable HTTP, [`SseParser`]). A leaf: bytes in, message bytes out.
+//! (Streamable HTTP, [`SseParser`]). A leaf that knows only [`McpError`]: bytes in, message bytes
+//! out (or [`McpError::TooLarge`]).
 
+use super::error::McpError;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -230,7 +232,7 @@ impl SseParser {
 
     /// Feeds a chunk; returns the data of every event it completed. Errors when one event grows
     /// past the cap.
-    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<String>, String> {
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<String>, McpError> {
         let mut out = Vec::new();
         for &b in chunk {
             if std::mem::take(&mut self.after_cr) && b == b'\n' {
@@ -250,7 +252,7 @@ impl SseParser {
                     self.line.clear();
                 }
                 if self.line.len() + self.data.len() > self.cap {
-                    return Err(format!("an SSE event is larger than {} bytes", self.cap));
+                    return Err(McpError::TooLarge { cap: self.cap });
                 }
             }
         }
@@ -374,7 +376,7 @@ mod tests {
         got.extend(p.finish());
         assert_eq!(got, ["{\"a\":\n1}", "x", "tail"]);
         let mut small = SseParser::new(4);
-        assert!(small.feed(b"data: 123456\n").is_err());
+        assert_eq!(small.feed(b"data: 123456\n"), Err(McpError::TooLarge { cap: 4 }));
     }
 
     /// Found by fuzz/ (sse): lone-CR line ends and a leading BOM, in any chunking.

@@ -308,7 +308,7 @@ impl Inner {
                 return Err(Failure::sent(McpError::TooLarge { cap: self.cap }));
             }
             let body = read_capped(resp, self.cap).await.map_err(|e| Failure::sent(e.map_text(|t| self.scrub(t))))?;
-            let msgs = jsonrpc::parse_body(&body).map_err(|e| Failure::sent(McpError::Protocol(e)))?;
+            let msgs = jsonrpc::parse_body(&body).map_err(Failure::sent)?;
             drop(body);
             for m in msgs {
                 if let Some(r) = self.match_reply(m, id) {
@@ -342,7 +342,7 @@ impl Inner {
                 .await
                 .map_err(|e| Failure::sent(McpError::Crashed(self.scrub(crate::diag::root_cause(&e)))))?;
             let events = match &chunk {
-                Some(c) => parser.feed(c).map_err(|_| Failure::sent(McpError::TooLarge { cap: self.cap }))?,
+                Some(c) => parser.feed(c).map_err(Failure::sent)?,
                 None => parser.finish(),
             };
             for data in events {

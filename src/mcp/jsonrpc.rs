@@ -1,7 +1,8 @@
 //! JSON-RPC 2.0 message shapes as MCP uses them: what we send (requests, notifications, our
-//! replies, the `initialize` params) and what a server's message is ([`parse`]). A leaf; the
-//! framings that carry these messages are in `framing`.
+//! replies, the `initialize` params) and what a server's message is ([`parse`]). A leaf that
+//! knows only [`McpError`]; the framings that carry these messages are in `framing`.
 
+use super::error::McpError;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -134,16 +135,17 @@ pub fn parse(bytes: &[u8]) -> Incoming {
     }
 }
 
-/// Parses an HTTP body: one message or a batch (array) of them.
-pub fn parse_body(bytes: &[u8]) -> Result<Vec<Incoming>, String> {
+/// Parses an HTTP body: one message or a batch (array) of them; [`McpError::Protocol`] when it is
+/// neither.
+pub fn parse_body(bytes: &[u8]) -> Result<Vec<Incoming>, McpError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
-        let batch: Vec<Envelope> =
-            serde_json::from_slice(bytes).map_err(|e| format!("the reply is not a JSON-RPC batch ({e})"))?;
+        let batch: Vec<Envelope> = serde_json::from_slice(bytes)
+            .map_err(|e| McpError::Protocol(format!("the reply is not a JSON-RPC batch ({e})")))?;
         return Ok(batch.into_iter().map(classify).collect());
     }
     match parse(bytes) {
-        Incoming::NotJson => Err("the reply is not JSON".into()),
+        Incoming::NotJson => Err(McpError::Protocol("the reply is not JSON".into())),
         m => Ok(vec![m]),
     }
 }
@@ -209,7 +211,7 @@ mod tests {
         assert_eq!(parse(b"this is not json {{{"), Incoming::NotJson);
         let batch = parse_body(br#" [{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","id":7,"result":1}]"#).unwrap();
         assert_eq!(batch[1], Incoming::Response { id: 7, outcome: Ok(json!(1)) });
-        assert!(parse_body(b"nope").is_err());
+        assert_eq!(parse_body(b"nope").unwrap_err(), McpError::Protocol("the reply is not JSON".into()));
         // Found by fuzz/ (jsonrpc): an array is not a message, whatever its elements.
         assert!(matches!(parse(br#"[null, "ping"]"#), Incoming::Invalid(_)));
         assert!(matches!(parse(br#"[7, null, {"a": 1}]"#), Incoming::Invalid(_)));

@@ -7,19 +7,21 @@
 //! before it is written and when it is read. A missing file or another server's is no cache;
 //! one that is unreadable, over 8 MiB, of another format or holding anything refused is ignored
 //! as a whole (the caller says so on stderr) and replaced after the next good handshake.
+//! This module is the file's one owner: its key ([`key`]), writer ([`save`]) and reader
+//! ([`load`], with the time it was saved).
 
-use super::files::{create_private_dir, write_atomic};
+use super::files::{create_private_dir, now_ms, write_atomic};
 use super::tools;
-use crate::mcp::ToolInfo;
+use crate::mcp::{McpConfig, ToolInfo};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_FILE: &str = "mempalace-tools-cache.json";
-pub const FORMAT: &str = "dotty-pi-ext/mempalace-tools-cache";
+const CACHE_FILE: &str = "mempalace-tools-cache.json";
+const FORMAT: &str = "dotty-pi-ext/mempalace-tools-cache";
 const VERSION: u32 = 1;
 /// A bigger file is not read at all (the 4 MiB of definitions pretty-printed fit well within).
-pub const MAX_CACHE_BYTES: u64 = 8 * 1024 * 1024;
+const MAX_CACHE_BYTES: u64 = 8 * 1024 * 1024;
 
 #[derive(Serialize, Deserialize)]
 struct CacheFile {
@@ -29,6 +31,14 @@ struct CacheFile {
     #[serde(rename = "savedAtMs")]
     saved_at_ms: u64,
     tools: Vec<ToolInfo>,
+}
+
+/// A cache file's tools for this server, and when they were saved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cached {
+    pub tools: Vec<ToolInfo>,
+    /// When the file was written, in ms since the Unix epoch.
+    pub saved_at_ms: u64,
 }
 
 /// Why a cache file is ignored as a whole; `Display` is the reason the stderr line gives.
@@ -65,6 +75,15 @@ impl std::error::Error for Ignored {}
 /// `<agent_dir>/mempalace-tools-cache.json`.
 pub fn cache_path(agent_dir: &Path) -> PathBuf {
     agent_dir.join(CACHE_FILE)
+}
+
+/// The cache key of the server `mcp` talks to: [`key_for_url`] for a remote one, else
+/// [`key_for_command`].
+pub fn key(mcp: &McpConfig) -> String {
+    match &mcp.remote_url {
+        Some(url) => key_for_url(url),
+        None => key_for_command(&mcp.bin, &mcp.args),
+    }
 }
 
 /// The cache key of a local stdio server: its command and arguments (an argument that is a URL
@@ -112,7 +131,7 @@ fn without_credentials(url: &str) -> String {
 
 /// The cached tools for `key`: `Ok(None)` when there is no cache for this server (no file,
 /// another server's, an empty list), `Err(why)` when the file is ignored as a whole.
-pub fn load(path: &Path, key: &str) -> Result<Option<Vec<ToolInfo>>, Ignored> {
+pub fn load(path: &Path, key: &str) -> Result<Option<Cached>, Ignored> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -132,8 +151,7 @@ pub fn load(path: &Path, key: &str) -> Result<Option<Vec<ToolInfo>>, Ignored> {
     if file.key != key || file.tools.is_empty() {
         return Ok(None);
     }
-    let admitted = strict(file.tools)?;
-    Ok(Some(admitted))
+    Ok(Some(Cached { tools: strict(file.tools)?, saved_at_ms: file.saved_at_ms }))
 }
 
 /// The tools of a cache file, which must hold nothing the rules refuse (a description past the
@@ -155,9 +173,7 @@ pub fn save(path: &Path, key: &str, tools: &[ToolInfo]) -> std::io::Result<()> {
     let tools = strict(tools.to_vec()).map_err(std::io::Error::other)?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     create_private_dir(dir)?;
-    let saved_at_ms =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms, tools };
+    let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms: now_ms(), tools };
     let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     write_atomic(path, &json)
 }
@@ -181,7 +197,10 @@ mod tests {
         let path = cache_path(&dir.path().join("agent"));
         let key = key_for_command("mempalace-mcp", &["--palace".into(), "/p".into()]);
         save(&path, &key, &tools()).unwrap();
+        let before = now_ms();
         let back = load(&path, &key).unwrap().unwrap();
+        assert!(back.saved_at_ms <= before && before - back.saved_at_ms < 60_000, "{}", back.saved_at_ms);
+        let back = back.tools;
         assert_eq!(back, tools());
         // Key order inside the schema survives too.
         let schema = serde_json::to_string(&back[1].input_schema).unwrap();
@@ -243,7 +262,7 @@ mod tests {
             assert!(err.contains(why), "{err}");
         }
         write_cache(&path, json!(vec![good.clone(); 1]));
-        assert_eq!(load(&path, "k").unwrap().unwrap().len(), 1);
+        assert_eq!(load(&path, "k").unwrap().unwrap().tools.len(), 1);
         // Over 8 MiB: not even parsed.
         std::fs::write(&path, vec![b' '; MAX_CACHE_BYTES as usize + 1]).unwrap();
         assert_eq!(load(&path, "k").unwrap_err().to_string(), "larger than 8 MiB");

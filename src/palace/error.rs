@@ -2,14 +2,16 @@
 //! stderr line's text (after `mempalace feed (<reason>) failed: ` or
 //! `mempalace wake-up: <tool> failed: `): tests and users read these words.
 
+use crate::mcp::McpError;
 use std::fmt;
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PalaceError {
-    /// The palace answered with an error: an `isError` result's text, a JSON-RPC or transport
-    /// error's message.
+    /// The palace answered with an error: an `isError` result's text.
     Tool(String),
+    /// The MCP client failed the call: a JSON-RPC or transport error.
+    Mcp(McpError),
     /// A palace call got no answer within its bound (and was cancelled on the server).
     TimedOut { tool: String, after: Duration },
     /// `mempalace_mine` failed (a call error, or `{"success": false}` in its result).
@@ -45,6 +47,7 @@ impl fmt::Display for PalaceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PalaceError::Tool(text) => f.write_str(text),
+            PalaceError::Mcp(e) => write!(f, "{e}"),
             PalaceError::TimedOut { tool, after } => write!(f, "{tool} timed out after {} ms", after.as_millis()),
             PalaceError::Mine(e) => write!(f, "mempalace_mine: {e}"),
             PalaceError::Spawn { what, error } => write!(f, "can't start {what}: {error}"),
@@ -101,6 +104,7 @@ mod tests {
                 },
                 "rsync to h failed (exit status: 255): ",
             ),
+            (PalaceError::Mcp(McpError::Rpc { code: -32000, message: "busy".into(), data: None }), "-32000 busy"),
             (PalaceError::NoRsync, "rsync is not on PATH"),
             (PalaceError::ExportTimedOut(ms(5)), "exporting sessions took over 5 ms"),
             (PalaceError::Lock { path: "/a/l".into(), error: "denied".into() }, "can't lock /a/l: denied"),

@@ -7,7 +7,8 @@
 //! file whose mtime changed, so a session that grew replaces its drawers instead of being filed a
 //! second time under a new path. What was exported is recorded (size + mtime) in
 //! `<agentDir>/mempalace-feed/state.json`, but only once the mine succeeded
-//! ([`StagedExport::commit`]), so a failed mine is retried by the next trigger.
+//! ([`StagedExport::commit`]), so a failed mine is retried by the next trigger. The operator's
+//! tools read that state through [`recorded`], never the file.
 //!
 //! The external exporter and the rsync to a remote palace live in [`super::process`].
 
@@ -202,17 +203,39 @@ fn changed_session(path: &Path, last: Option<&Fingerprint>) -> Option<(Vec<u8>, 
     }
 }
 
+/// The state file's content, if it is one of this version.
+fn parse_state(bytes: &[u8]) -> Option<State> {
+    serde_json::from_slice::<State>(bytes).ok().filter(|s| s.version == STATE_VERSION)
+}
+
 fn load_state(path: &Path) -> State {
     match std::fs::read(path) {
-        Ok(bytes) => match serde_json::from_slice::<State>(&bytes) {
-            Ok(s) if s.version == STATE_VERSION => s,
-            _ => {
-                diag!("mempalace feed: ignoring unreadable {}; re-exporting everything", path.display());
-                State::default()
-            }
-        },
+        Ok(bytes) => parse_state(&bytes).unwrap_or_else(|| {
+            diag!("mempalace feed: ignoring unreadable {}; re-exporting everything", path.display());
+            State::default()
+        }),
         Err(_) => State::default(),
     }
+}
+
+/// What the export state of `<feed_dir>` says, for the operator (`doctor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recorded {
+    /// When the state was last written (the last feed that staged or rejected something and
+    /// succeeded), in ms since the Unix epoch.
+    pub at_ms: u64,
+    /// How many sessions it records; None when it can't be read (the next feed re-exports
+    /// everything).
+    pub sessions: Option<usize>,
+}
+
+/// The export state of `<feed_dir>`, or None when no export was ever recorded. Reads only, and
+/// says nothing on stderr.
+pub fn recorded(feed_dir: &Path) -> Option<Recorded> {
+    let path = feed_dir.join(STATE_FILE);
+    let at_ms = crate::palace::files::millis_since_epoch(std::fs::metadata(&path).and_then(|m| m.modified()).ok()?);
+    let sessions = std::fs::read(&path).ok().and_then(|b| parse_state(&b)).map(|s| s.sessions.len());
+    Some(Recorded { at_ms, sessions })
 }
 
 fn commit_state(path: &Path, entries: BTreeMap<String, Fingerprint>) -> io::Result<()> {
@@ -322,7 +345,10 @@ mod tests {
         // Not committed (the mine failed): the next run stages it again.
         drop(first);
         let again = ex.prepare().unwrap().expect("uncommitted export is retried");
+        let feed_dir = agent.path().join("mempalace-feed");
+        assert_eq!(recorded(&feed_dir), None, "nothing recorded before the commit");
         again.commit().unwrap();
+        assert_eq!(recorded(&feed_dir).map(|r| r.sessions), Some(Some(2)), "the good one and the rejected one");
         assert!(ex.prepare().unwrap().is_none(), "nothing changed since the committed export");
 
         // The session grows: staged again, same path, new content.
@@ -356,6 +382,7 @@ mod tests {
         write_session(agent.path(), "s", &good());
         ex.prepare().unwrap().unwrap().commit().unwrap();
         std::fs::write(agent.path().join("mempalace-feed/state.json"), b"{oops").unwrap();
+        assert_eq!(recorded(&agent.path().join("mempalace-feed")).map(|r| r.sessions), Some(None));
         assert!(ex.prepare().unwrap().is_some(), "a corrupt state re-exports");
     }
 }

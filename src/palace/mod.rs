@@ -30,8 +30,8 @@ use std::time::Duration;
 /// budget (handshake included) belongs to the bridge, a feed's to its prepare and mine timeouts.
 pub trait PalaceCaller: Send + Sync {
     /// Calls an MCP tool: Ok(the text of the result's text blocks joined with "\n"); Err on an
-    /// MCP/JSON-RPC error or an `isError` result ([`PalaceError::Tool`]), or, once `timeout` has
-    /// passed without an answer, [`PalaceError::TimedOut`].
+    /// MCP/JSON-RPC error ([`PalaceError::Mcp`]) or an `isError` result ([`PalaceError::Tool`]),
+    /// or, once `timeout` has passed without an answer, [`PalaceError::TimedOut`].
     fn call<'a>(
         &'a self,
         tool: &'a str,

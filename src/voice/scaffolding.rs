@@ -8,7 +8,7 @@
 //! ([`spoken`]), memory_lookup reads old polluted rows back clean ([`clean_row`]), and the
 //! operator's `clean-turns` rewrites them in place ([`repair_row`]).
 
-use crate::text::{char_count, strip};
+use crate::text::{char_count, first_chars, strip};
 use serde_json::Value;
 
 /// Where the scaffolding starts: one of these right after one or more newlines (case-sensitive,
@@ -83,6 +83,7 @@ const USER_CUT: usize = 500;
 ///   exactly 500 codepoints that ends in one or more newlines followed by a proper prefix of a
 ///   marker (`…\n\n---\nHARD CONSTRAIN`), where no whole marker is left to find;
 /// - keeps an empty assistant half (` | assistant:` at the end) as the store writes it;
+/// - finds the logger's own separator when the scaffolding quoted an earlier row (see [`split_turn`]);
 /// - strips the row as the store step does, and repeats until nothing changes, so a second run
 ///   changes nothing.
 pub fn repair_row(content: &str) -> Option<String> {
@@ -101,19 +102,41 @@ pub fn repair_row(content: &str) -> Option<String> {
 
 fn repair_once(content: &str) -> String {
     let Some(row) = content.strip_prefix(USER_PREFIX) else { return content.to_string() };
-    let (user, rest) = match row.split_once(ASSISTANT_SEPARATOR) {
-        Some((user, rest)) => (user, Some(strip(rest))),
-        None => match row.strip_suffix(ASSISTANT_SEPARATOR_AT_END) {
-            Some(user) => (user, Some("")),
-            None => (row, None),
-        },
-    };
+    let (user, rest) = split_turn(row);
     let user = spoken(without_cut_marker(user));
     let row = match rest {
         Some(rest) => format!("{USER_PREFIX}{user}{ASSISTANT_SEPARATOR}{rest}"),
         None => format!("{USER_PREFIX}{user}"),
     };
     strip(&row).to_string()
+}
+
+/// A turn row (after `user: `) split into the user half and the stripped answer, as the logger
+/// wrote them. Usually at the first ` | assistant: `; but when that one lies inside the scaffolding
+/// (a `MEMORY SEARCH RESULTS (` block quoting an earlier row), the logger's own separator is the one
+/// right after its 500-codepoint cut of the prompt, which every polluted prompt reached (the rules
+/// alone are longer). An empty answer ends the row in ` | assistant:`.
+fn split_turn(row: &str) -> (&str, Option<&str>) {
+    let first = row.find(ASSISTANT_SEPARATOR);
+    if matches!((scaffolding_start(row), first), (Some(s), Some(f)) if s < f) {
+        let cut = first_chars(row, USER_CUT).len();
+        let (user, after) = row.split_at(cut);
+        if char_count(user) == USER_CUT {
+            if let Some(rest) = after.strip_prefix(ASSISTANT_SEPARATOR) {
+                return (user, Some(strip(rest)));
+            }
+            if after == ASSISTANT_SEPARATOR_AT_END {
+                return (user, Some(""));
+            }
+        }
+    }
+    match first {
+        Some(i) => (&row[..i], Some(strip(&row[i + ASSISTANT_SEPARATOR.len()..]))),
+        None => match row.strip_suffix(ASSISTANT_SEPARATOR_AT_END) {
+            Some(user) => (user, Some("")),
+            None => (row, None),
+        },
+    }
 }
 
 /// A user half cut at [`USER_CUT`] codepoints inside a marker, minus that partial marker and the

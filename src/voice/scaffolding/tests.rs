@@ -152,3 +152,18 @@ fn repair_reaches_a_fixed_point() {
     assert_eq!(once, "user: hi | assistant: ok");
     assert_eq!(repair_row(&once), None);
 }
+
+#[test]
+fn repair_finds_the_loggers_separator_when_the_scaffolding_quotes_a_row() {
+    // A recall turn: the MEMORY SEARCH RESULTS block quotes an earlier row, separator included.
+    let prompt = format!(
+        "Do you remember my cat?\n\nMEMORY SEARCH RESULTS (from earlier conversations):\n- user: what is my cat called | assistant: 😊 Miso.{ROUTING}{}",
+        suffix(false)
+    );
+    let row = format!("user: {} | assistant: 😊 Your cat is Miso!", old_cut(&prompt));
+    assert_eq!(repair_row(&row).as_deref(), Some("user: Do you remember my cat? | assistant: 😊 Your cat is Miso!"));
+    let no_answer = format!("user: {} | assistant:", old_cut(&prompt));
+    assert_eq!(repair_row(&no_answer).as_deref(), Some("user: Do you remember my cat? | assistant:"));
+    // The read rule is the contract's: it splits at the first separator, inside the quote.
+    assert!(clean_row(&row).contains("HARD CONSTRAINTS") || clean_row(&row).contains("VOICE TOOL ROUTING"));
+}

@@ -1,0 +1,112 @@
+//! One feed, start to end, under the feed lock: step 1 prepares an export without the palace (the
+//! external exporter, or the built-in one and, for a remote palace, an rsync), step 2 mines it
+//! through the extension's own MCP client (`mempalace_mine`), and the built-in export's state is
+//! committed only once the mine succeeded. Bounded by the prepare timeout plus the mine timeout.
+
+use super::lock::FeedLock;
+use super::{lacks_ssh_target, FeedOutcome, SkipReason};
+use crate::diag;
+use crate::palace::export::{BuiltinExporter, StagedExport};
+use crate::palace::process::{resolve_bin, rsync_to_remote, run_external};
+use crate::palace::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Step 1 + step 2 under the feed lock.
+pub(super) async fn run(cfg: &PalaceConfig, caller: &dyn PalaceCaller, reason: &str) -> FeedOutcome {
+    if lacks_ssh_target(cfg) {
+        return FeedOutcome::Skipped(SkipReason::NoSshTarget);
+    }
+    let _lock = match FeedLock::try_acquire(&cfg.lock_path()) {
+        Ok(Some(l)) => l,
+        Ok(None) => return FeedOutcome::Skipped(SkipReason::Locked),
+        Err(e) => {
+            return FeedOutcome::Failed(PalaceError::Lock {
+                path: cfg.lock_path().display().to_string(),
+                error: e.to_string(),
+            })
+        }
+    };
+    // Each step of `prepare` is bounded by what is left of the prepare timeout (the child
+    // processes are killed with their process group when it runs out).
+    let prepared = match prepare(cfg, reason).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return FeedOutcome::NothingToFeed,
+        Err(e) => return FeedOutcome::Failed(e),
+    };
+    let args = json!({ "source": prepared.source, "mode": "convos", "wing": cfg.feed_wing });
+    match call_bounded(caller, "mempalace_mine", args, cfg.mine_timeout).await {
+        Err(e) => FeedOutcome::Failed(PalaceError::Mine(Box::new(e))),
+        Ok(text) => {
+            if let Some(err) = mine_failure(&text) {
+                return FeedOutcome::Failed(PalaceError::Mine(Box::new(PalaceError::Tool(err))));
+            }
+            if let Some(staged) = prepared.staged {
+                if let Err(e) = staged.commit() {
+                    diag!("mempalace feed: mined, but can't record the export state: {e}");
+                }
+            }
+            FeedOutcome::Fed { source: prepared.source, output: text }
+        }
+    }
+}
+
+struct Prepared {
+    /// The path `mempalace_mine` gets (a remote path in remote mode).
+    source: String,
+    /// The built-in export to commit after a successful mine.
+    staged: Option<StagedExport>,
+}
+
+async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, PalaceError> {
+    let started = Instant::now();
+    if let Some(bin) = resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref()) {
+        // The external exporter does its own remote transport.
+        let source = run_external(&bin, reason, &cfg.feed_wing, cfg.prepare_timeout).await?;
+        return Ok(source.map(|source| Prepared { source, staged: None }));
+    }
+    let exporter = BuiltinExporter::from_config(cfg);
+    let export = tokio::task::spawn_blocking(move || exporter.prepare());
+    let staged = tokio::time::timeout(cfg.prepare_timeout, export)
+        .await
+        .map_err(|_| PalaceError::ExportTimedOut(cfg.prepare_timeout))?
+        .map_err(|e| PalaceError::ExportTask(e.to_string()))?
+        .map_err(|e| PalaceError::Export(e.to_string()))?;
+    let Some(staged) = staged else { return Ok(None) };
+    if !cfg.remote {
+        return Ok(Some(Prepared { source: staged.dir.to_string_lossy().into_owned(), staged: Some(staged) }));
+    }
+    // `run` skips a remote palace without a target before this.
+    let target = cfg.ssh_target.as_deref().ok_or_else(|| PalaceError::Target("no MEMPALACE_PI_SSH_TARGET".into()))?;
+    let left = cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+    rsync_to_remote(&staged.dir, target, &cfg.remote_path, cfg.ssh_config.as_deref(), cfg.search_path.as_deref(), left)
+        .await?;
+    Ok(Some(Prepared { source: cfg.remote_path.clone(), staged: Some(staged) }))
+}
+
+/// MemPalace reports most failures inside the result text: `{"success": false, "error": ...}`.
+fn mine_failure(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    let obj = v.as_object()?;
+    let failed = obj.get("success").and_then(|s| s.as_bool()) == Some(false)
+        || (obj.get("success").is_none() && obj.contains_key("error"));
+    if !failed {
+        return None;
+    }
+    Some(obj.get("error").and_then(|e| e.as_str()).map_or_else(|| text.trim().to_string(), str::to_string))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mine_failures_in_the_text() {
+        let mined = r#"{"success": true, "mode": "convos", "dry_run": false, "output": "Drawers filed: 1"}"#;
+        assert_eq!(mine_failure(mined), None);
+        assert_eq!(mine_failure("Drawers filed: 1"), None);
+        assert_eq!(mine_failure(r#"{"success": false, "error": "no palace"}"#).as_deref(), Some("no palace"));
+        assert_eq!(mine_failure(r#"{"error": "Chroma database missing"}"#).as_deref(), Some("Chroma database missing"));
+        assert_eq!(mine_failure(r#"{"success": false}"#).as_deref(), Some(r#"{"success": false}"#));
+    }
+}
