@@ -17,6 +17,8 @@
 //! A difference is a failure (exit 1), not a figure. Lookups run one after another, each query
 //! in turn; p50/p99 over all of them, plus CPU time per lookup (this process, all threads).
 
+#![allow(clippy::expect_used, reason = "a benchmark: a failure ends the run, with its message")]
+
 use dotty_pi_ext::brain::Brain;
 use dotty_pi_ext::text::{fts_phrase, strip};
 use rusqlite::{params, Connection, OpenFlags};
@@ -38,8 +40,9 @@ fn queries() -> Vec<String> {
 }
 
 fn cpu_ms() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
+    // SAFETY: rusage is plain integers: all zeroes is a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the live struct it is given, and nothing else.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let t = |v: libc::timeval| v.tv_sec as f64 * 1e3 + v.tv_usec as f64 / 1e3;
     t(u.ru_utime) + t(u.ru_stime)

@@ -3,17 +3,19 @@
 //!   cargo bench --no-default-features --bench handoff -- [--n N] [--work US]
 //!
 //! A "caller" thread (standing in for Node's JS thread) queues a job through a mutex and a condvar,
-//! as the store's crews do (src/brain/lanes.rs), then sleeps in `epoll_wait` on an eventfd, as
+//! as the store's worker pools do (src/brain/lanes.rs), then sleeps in `epoll_wait` on an eventfd, as
 //! libuv does; the worker spins for `--work` µs (a lookup at 1k rows is ~45 µs) and writes the
 //! eventfd. Per case: the round trip's p50 / p90 / p99 and its overhead over the work (p50 − work),
 //! and how often the caller changed cores. Cases:
-//! - `floating`: two workers on no core in particular, taking turns (the crews before they were kept
+//! - `floating`: two workers on no core in particular, taking turns (the worker pools before they were kept
 //!   on cores; the scheduler puts a woken thread on an idle core);
 //! - `same core`: one worker and the caller both kept on core 0;
 //! - `per core`: one worker kept on each core, the caller floating; each job goes to the worker on
-//!   the core the caller runs on (`sched_getcpu`), as the crews do now.
+//!   the core the caller runs on (`sched_getcpu`), as the worker pools do now.
 //!
 //! Linux only (it is what the addon ships for). Not a test: it prints a table and never fails.
+
+#![allow(clippy::expect_used, reason = "a benchmark: a failure ends the run, with its message")]
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -59,9 +61,10 @@ type Queue = Arc<(Mutex<u32>, Condvar)>;
 
 fn run(case: Case, n: usize, work: u64) -> (Vec<u64>, u64) {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get()).min(2);
-    // SAFETY: plain syscalls; the fds live until the process ends (one run per case).
+    // SAFETY: plain syscalls on integers; the fds live until the process ends (one run per case).
     let (efd, ep) = unsafe { (libc::eventfd(0, libc::EFD_NONBLOCK), libc::epoll_create1(0)) };
     let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: 1 };
+    // SAFETY: `ev` is a live epoll_event, which epoll_ctl only reads.
     unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, efd, &mut ev) };
     let queues: Vec<Queue> = (0..cores).map(|_| Arc::new((Mutex::new(0), Condvar::new()))).collect();
     for (i, q) in queues.iter().enumerate() {
@@ -81,6 +84,7 @@ fn run(case: Case, n: usize, work: u64) -> (Vec<u64>, u64) {
                 drop(jobs);
                 spin(work);
                 let one: u64 = 1;
+                // SAFETY: writes the 8 bytes of `one`, a live u64, to the eventfd.
                 unsafe { libc::write(efd, &one as *const u64 as *const _, 8) };
             }
         });
@@ -96,14 +100,17 @@ fn run(case: Case, n: usize, work: u64) -> (Vec<u64>, u64) {
         spin(10); // the caller's own turn between calls
         let t = Instant::now();
         let to = match case {
+            // SAFETY: sched_getcpu takes no arguments and touches no memory of ours.
             Case::PerCore => unsafe { libc::sched_getcpu() }.max(0) as usize % cores,
             Case::SameCore => 0,
             Case::Floating => k % cores,
         };
         *queues[to].0.lock().expect("the queue") += 1;
         queues[to].1.notify_one();
+        // SAFETY: `events` is a live array of 4 epoll_events, and 4 says so.
         while unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), 4, -1) } <= 0 {}
         let mut v: u64 = 0;
+        // SAFETY: reads at most 8 bytes into `v`, a live u64.
         unsafe { libc::read(efd, &mut v as *mut u64 as *mut _, 8) };
         lat.push(t.elapsed().as_micros() as u64);
     }

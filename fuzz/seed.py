@@ -3,7 +3,7 @@
 
 Realistic inputs: real MCP lines as MemPalace 3.11.0 writes them (Python's json.dumps, ", " and
 ": " separators), its real tool list (__test__/fixtures/mempalace-3.11.0-tools.json), SSE events as
-a Streamable HTTP server sends them, pi session JSONL (format v3, like src/palace/fixtures.rs),
+a Streamable HTTP server sends them, pi session JSONL (format v3, like test-support/src/sessions.rs),
 agent_end messages like pi's, song names. Run once before the first fuzzing; the committed corpora
 are these plus what the fuzzer found, minimized with `cargo fuzz cmin`.
 """
@@ -95,7 +95,7 @@ sse = [
 write("sse", sse)
 
 
-# --- session_jsonl: pi session files (format v3), like src/palace/fixtures.rs
+# --- session_jsonl: pi session files (format v3), like test-support/src/sessions.rs
 def session(msgs, header=None):
     lines = [js(header or {"type": "session", "version": 3, "id": "0b5c3f5e-7c1a-4a63-9a55-2f2a6f0c1d11",
                            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/work/project"})]

@@ -37,6 +37,7 @@ fn read_log(p: &Path) -> Vec<Value> {
 }
 
 fn alive(pid: u32) -> bool {
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 
@@ -216,6 +217,7 @@ async fn stdio_sigkill_mid_call() {
     })
     .await;
     let t = Instant::now();
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
     let e = call.await.unwrap().unwrap_err();
     timing("fixture stdio SIGKILL mid-call → error", t.elapsed());
@@ -555,6 +557,7 @@ async fn stdio_call_right_after_sigkill_respawns_and_answers() {
     let mut took = Vec::new();
     for i in 0..20 {
         let pid = c.stats().child_pid.unwrap();
+        // SAFETY: kill(2) takes two integers and touches no memory of ours.
         unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         let t = Instant::now();
         let r = c.call_tool("pid", json!({}), None).await;

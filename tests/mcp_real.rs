@@ -115,6 +115,7 @@ async fn real_stdio_handshake_tools_diary_and_errors() {
     let t = Instant::now();
     c.shutdown().await;
     timing("real stdio shutdown (stdin closed + SIGTERM → reaped)", t.elapsed());
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     assert!(unsafe { libc::kill(pid as libc::pid_t, 0) } != 0);
 }
 
@@ -128,6 +129,7 @@ async fn real_stdio_sigstop_times_out_then_respawns_and_sigkill_with_the_call_un
     c.call_tool("mempalace_status", json!({}), None).await.unwrap();
     let pid = c.stats().child_pid.unwrap();
 
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
     let t = Instant::now();
     let e = c.call_tool("mempalace_status", json!({}), None).await.unwrap_err();
@@ -141,9 +143,11 @@ async fn real_stdio_sigstop_times_out_then_respawns_and_sigkill_with_the_call_un
     assert!(!text(&r).is_empty());
     let pid2 = c.stats().child_pid.unwrap();
     assert_ne!(pid2, pid);
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     assert!(unsafe { libc::kill(pid as libc::pid_t, 0) } != 0, "the stalled child is gone");
 
     // SIGKILL while a call is in flight (the child is stopped so the call surely is).
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     unsafe { libc::kill(pid2 as libc::pid_t, libc::SIGSTOP) };
     let calls = c.stats().calls;
     let c2 = c.clone();
@@ -154,6 +158,7 @@ async fn real_stdio_sigstop_times_out_then_respawns_and_sigkill_with_the_call_un
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let t = Instant::now();
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
     unsafe { libc::kill(pid2 as libc::pid_t, libc::SIGKILL) };
     // The stopped server never read the request (it is still in the pipe): it is retried once on a
     // fresh server and answers (issue 9, rule 9). A request the server did read is not retried:
@@ -178,6 +183,7 @@ async fn real_stdio_call_right_after_sigkill_respawns_and_answers() {
     c.connect().await.unwrap();
     for round in 0..3 {
         let pid = c.stats().child_pid.unwrap();
+        // SAFETY: kill(2) takes two integers and touches no memory of ours.
         unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         let t = Instant::now();
         let r = c.call_tool("mempalace_status", json!({}), None).await.unwrap_or_else(|e| panic!("round {round}: {e}"));
@@ -196,6 +202,7 @@ struct HttpServer {
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
+        // SAFETY: kill(2) takes two integers and touches no memory of ours.
         unsafe { libc::kill(self.pid, libc::SIGTERM) };
     }
 }

@@ -4,13 +4,10 @@
 
 #![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
 
-#[path = "../src/palace/fixtures.rs"]
-mod fixtures;
-
 use dotty_pi_ext::palace::export::BuiltinExporter;
-use fixtures::{session_jsonl, write_session};
 use std::path::PathBuf;
 use std::process::Stdio;
+use test_support::{session_jsonl, write_session};
 
 /// The real MemPalace 3.11.0 (installed by scripts/mempalace/install.sh) files the
 /// built-in exporter's staging folder and finds it again with `mempalace search`.

@@ -274,7 +274,7 @@ fn walk_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::palace::testutil::{session_jsonl, write_session};
+    use test_support::{session_jsonl, write_session};
 
     fn good() -> String {
         session_jsonl(&[("user", "hello there"), ("assistant", "hi, how can I help?")])

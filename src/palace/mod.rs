@@ -17,9 +17,6 @@ pub mod tool_filter;
 pub mod tools;
 pub mod wakeup;
 
-#[cfg(test)]
-mod testutil;
-
 pub use config::PalaceConfig;
 pub use error::PalaceError;
 
@@ -58,4 +55,28 @@ pub async fn call_bounded(
     timeout: Duration,
 ) -> Result<String, PalaceError> {
     caller.call(tool, args, Some(timeout)).await
+}
+
+/// The tests' fake caller (`test-support/`) as a [`PalaceCaller`]: the trait is this crate's, so
+/// its impl is here; the fake records the call and answers as told, within the bound it is given.
+#[cfg(test)]
+impl PalaceCaller for test_support::FakeCaller {
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: serde_json::Value,
+        timeout: Option<Duration>,
+    ) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
+        let answer = self.answer(tool, args, timeout);
+        Box::pin(async move {
+            answer.await.map_err(|fault| match fault {
+                test_support::Fault::Tool(message) => PalaceError::Tool(message),
+                test_support::Fault::TimedOut(after) => PalaceError::TimedOut { tool: tool.to_string(), after },
+            })
+        })
+    }
+
+    fn down_reason(&self) -> Option<String> {
+        self.down.lock().unwrap().clone()
+    }
 }

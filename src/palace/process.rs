@@ -57,8 +57,10 @@ async fn run_captured(
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
     let mut child = cmd.spawn().map_err(|e| PalaceError::Spawn { what: what.to_string(), error: e.to_string() })?;
     let mut group = crate::process_group::ProcessGroup::of_leader(child.id().unwrap_or(0));
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
+    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+        let error = "its stdout or stderr is not a pipe".to_string();
+        return Err(PalaceError::Spawn { what: what.to_string(), error });
+    };
     let work = async {
         let (o, e, status) = tokio::join!(read_capped(&mut out), read_capped(&mut err), child.wait());
         (o, e, status)
@@ -268,14 +270,17 @@ mod tests {
     /// process can stay in state R for a while before it is gone. False if it still runs after
     /// `bound` (the test's failure, not its pace).
     fn exits_within(pid: i32, bound: Duration) -> bool {
-        // SAFETY: plain syscalls on an fd this function owns and closes.
+        // SAFETY: pidfd_open takes two integers and touches no memory of ours; the fd it returns is
+        // this function's, closed below.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
         if fd < 0 {
             return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
             // already gone (and reaped)
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: `p` is one live pollfd, and 1 says so.
         let ready = unsafe { libc::poll(&mut p, 1, bound.as_millis() as i32) };
+        // SAFETY: `fd` is this function's own (opened above) and not used after.
         unsafe { libc::close(fd) };
         ready == 1
     }

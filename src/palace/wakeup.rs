@@ -141,8 +141,8 @@ pub async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::palace::testutil::{Behaviour, FakeCaller};
     use std::time::Instant;
+    use test_support::{Behaviour, FakeCaller};
 
     #[test]
     fn armed_only_by_startup_and_new_and_fires_once() {

@@ -223,6 +223,7 @@ impl TurnLog {
             }
             None => {
                 let row = Arc::new(tokio::sync::Mutex::new(Row::default()));
+                #[allow(clippy::expect_used, reason = "the mutex made on the line above has no other holder yet")]
                 let guard = row.clone().try_lock_owned().expect("a new row slot is unlocked");
                 recent.push_back(Logged { key: turn.key, content: content.clone(), version: 1, row });
                 if recent.len() > RECENT_TURNS {

@@ -156,11 +156,8 @@ impl Feeder {
                 }
             }
         };
-        let outcome = match rx.wait_for(|o| o.is_some()).await {
-            Ok(o) => o.clone().expect("checked is_some"),
-            Err(_) => FeedOutcome::Failed(PalaceError::NoResult),
-        };
-        outcome
+        let outcome = rx.wait_for(|o| o.is_some()).await.ok().and_then(|o| o.clone());
+        outcome.unwrap_or(FeedOutcome::Failed(PalaceError::NoResult))
     }
 }
 

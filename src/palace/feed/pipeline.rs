@@ -76,7 +76,8 @@ async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, P
     if !cfg.remote {
         return Ok(Some(Prepared { source: staged.dir.to_string_lossy().into_owned(), staged: Some(staged) }));
     }
-    let target = cfg.ssh_target.as_deref().expect("checked by run");
+    // `run` skips a remote palace without a target before this.
+    let target = cfg.ssh_target.as_deref().ok_or_else(|| PalaceError::Target("no MEMPALACE_PI_SSH_TARGET".into()))?;
     let left = cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     rsync_to_remote(&staged.dir, target, &cfg.remote_path, cfg.ssh_config.as_deref(), cfg.search_path.as_deref(), left)
         .await?;

@@ -4,7 +4,6 @@
 use super::lock::FeedLock;
 use super::outcome;
 use super::*;
-use crate::palace::testutil::{session_jsonl, write_session, Behaviour, FakeCaller};
 use serde_json::json;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -12,6 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
+use test_support::{session_jsonl, write_session, Behaviour, FakeCaller};
 use tokio::sync::Semaphore;
 
 const MINED: &str = r#"{"success": true, "mode": "convos", "dry_run": false, "output": "Drawers filed: 1"}"#;

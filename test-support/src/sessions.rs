@@ -1,5 +1,5 @@
-//! pi session JSONL fixtures, for the unit tests (through `testutil`) and the integration tests
-//! (`#[path]`-included by `tests/palace_real.rs`).
+//! pi session JSONL fixtures, for the unit tests (`palace::export`, `palace::feed`) and the
+//! integration tests (`tests/palace_real.rs`).
 
 use serde_json::{json, Value};
 use std::path::Path;
