@@ -40,7 +40,7 @@ pub use write::{NewMemory, WriteOp};
 use lanes::{Lanes, WriteJob};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The schema of a production brain.db (`brain-schema.sql`, described in docs/voice-tools.md), used only to create
