@@ -46,8 +46,9 @@ fn spawn(work: impl Future<Output = ()> + Send + 'static) {
 pub struct Extension {
     /// `None` when `DOTTY_VOICE_TOOLS=0`.
     pub voice: Option<Arc<Voice>>,
-    /// `None` when `MEMPALACE_BRIDGE=0`.
+    /// `None` when the bridge is off: `bridge_off` says why.
     pub bridge: Option<Arc<Bridge>>,
+    bridge_off: Option<crate::palace::config::BridgeOff>,
     // A std Mutex: held only to insert or remove an entry, never across an await.
     cancels: Mutex<HashMap<u32, Cancel>>,
     started: std::sync::Once,
@@ -141,25 +142,14 @@ fn palace_spec(t: crate::mcp::ToolInfo) -> ToolSpec {
 
 static EXTENSION: Lazy<Extension> = Lazy::new(|| {
     STATE_CREATIONS.fetch_add(1, Ordering::SeqCst);
-    let mut cfg = Config::from_env();
-    for w in &cfg.warnings {
+    let cfg = Config::from_env();
+    for w in cfg.warnings.iter().chain(&cfg.pi_mcp) {
         crate::diag!("{w}");
     }
-    // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
-    if cfg.palace.enabled {
-        let found = crate::palace::pi_mcp::find(
-            &cfg.palace.agent_dir,
-            std::env::current_dir().ok().as_deref(),
-            cfg.mcp.remote_url.as_deref(),
-        );
-        if let Some(said) = crate::palace::pi_mcp::decide(&found, cfg.mcp.remote_url.as_deref()).apply(&mut cfg.palace)
-        {
-            crate::diag!("{said}");
-        }
-    }
     let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
+    let bridge_off = cfg.palace.off.clone();
     let bridge = Bridge::from_config(cfg.palace, cfg.mcp);
-    Extension { voice, bridge, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+    Extension { voice, bridge, bridge_off, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
 });
 
 /// Where a call's reply goes when it is answered without a future ([`Extension::call_direct`]):
@@ -390,9 +380,7 @@ impl Extension {
     /// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget)
     /// and says how that went; anything else answers the usage.
     pub async fn palace_command(&self, args: &str) -> String {
-        let Some(bridge) = self.bridge.clone() else {
-            return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into();
-        };
+        let Some(bridge) = self.bridge.clone() else { return self.bridge_off() };
         match args.trim() {
             "reconnect" => match bridge.reconnect().await {
                 Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
@@ -401,6 +389,13 @@ impl Extension {
             "status" | "" => bridge.status_report(),
             _ => "usage: /mempalace status (the palace's state) | /mempalace reconnect (start the palace again after it went down)".into(),
         }
+    }
+
+    /// What `/mempalace` and `feed` say when the bridge is off, with the reason (the switch, or
+    /// pi's own MCP entry it stepped aside for).
+    pub fn bridge_off(&self) -> String {
+        let why = self.bridge_off.as_ref().map_or_else(|| "MEMPALACE_BRIDGE=0".to_string(), ToString::to_string);
+        format!("the MemPalace bridge is off ({why})")
     }
 
     /// The palace's state in a few words for pi's footer (None when the bridge is off).
@@ -504,7 +499,13 @@ mod tests {
     }
 
     fn bare() -> Extension {
-        Extension { voice: None, bridge: None, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+        Extension {
+            voice: None,
+            bridge: None,
+            bridge_off: Some(crate::palace::config::BridgeOff::Switch),
+            cancels: Mutex::new(HashMap::new()),
+            started: std::sync::Once::new(),
+        }
     }
 
     /// A direct call registered as `call_direct` registers it; its answers arrive on the receiver.
@@ -568,6 +569,21 @@ mod tests {
         assert_eq!(ext.palace_command("reconnect").await, "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)");
         let mut r = Registration::default();
         assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_bridge_off_message_names_pi_s_mcp_entry_when_the_bridge_stepped_aside() {
+        let ext = Extension {
+            bridge_off: Some(crate::palace::config::BridgeOff::PiMcp {
+                name: "memory".into(),
+                source: "/h/.pi/agent/mcp.json".into(),
+            }),
+            ..bare()
+        };
+        assert_eq!(
+            ext.palace_command("status").await,
+            "the MemPalace bridge is off (pi's MCP runs the MemPalace server 'memory' of /h/.pi/agent/mcp.json)"
+        );
     }
 
     #[test]

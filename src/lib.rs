@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod config;
 pub mod diag;
 pub mod doctor;
+pub mod env;
 pub mod error;
 pub mod extension;
 pub mod mcp;

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.
 /// Reads only; stages, runs and sends nothing.
 pub fn plan(pal: &PalaceConfig) -> String {
-    if !pal.enabled || !pal.feed {
+    if let Some(off @ crate::palace::config::BridgeOff::PiMcp { .. }) = &pal.off {
+        return format!("feeding is off ({off}): nothing would be sent");
+    }
+    if !pal.enabled() || !pal.feed {
         return "feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0): nothing would be sent".into();
     }
     if pal.remote && pal.ssh_target.is_none() {

@@ -383,8 +383,8 @@ impl McpClient {
 
     /// Once per client: a token about to go over plain http:// to a host that is not loopback.
     fn warn_plain_http(&self) {
-        let Some(raw) = self.cfg.remote_url.as_deref().filter(|_| self.cfg.remote_token.is_some()) else { return };
-        let Ok(url) = reqwest::Url::parse(raw) else { return };
+        let Some(url) = self.cfg.remote_url.as_ref().filter(|_| self.cfg.remote_token.is_some()) else { return };
+        let Some(url) = url.parse() else { return };
         let host = url.host_str().unwrap_or_default();
         if url.scheme() == "http"
             && !crate::config::is_loopback_host(host)

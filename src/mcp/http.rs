@@ -14,7 +14,7 @@ use super::error::McpError;
 use super::framing::SseParser;
 use super::jsonrpc::{self, Incoming};
 use super::race::{race, Failure, Raced};
-use crate::config::Secret;
+use crate::env::{Secret, Url};
 use crate::sync::lock;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
@@ -69,18 +69,11 @@ pub(crate) fn client() -> reqwest::Client {
         })
 }
 
-/// `url` as it may be printed: without `user:password@`.
-pub(crate) fn shown_url(url: &reqwest::Url) -> String {
-    let mut u = url.clone();
-    let _ = u.set_password(None);
-    let _ = u.set_username("");
-    u.to_string()
-}
-
 pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn, McpError> {
-    let raw = cfg.remote_url.as_deref().unwrap_or_default();
-    let url = reqwest::Url::parse(raw)
-        .ok()
+    let url = cfg
+        .remote_url
+        .as_ref()
+        .and_then(Url::parse)
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
         .ok_or_else(|| McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()))?;
     let auth = match &cfg.remote_token {
@@ -109,7 +102,7 @@ pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn,
     Ok(HttpConn {
         inner: Arc::new(Inner {
             client,
-            shown: shown_url(&url),
+            shown: crate::env::shown(&url),
             url,
             url_secrets,
             auth,
@@ -268,7 +261,7 @@ impl Inner {
             let location =
                 resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(no Location)");
             let location = match self.url.join(location) {
-                Ok(u) => self.scrub(shown_url(&u)),
+                Ok(u) => self.scrub(crate::env::shown(&u)),
                 Err(_) => "(an invalid Location)".into(),
             };
             return Err(Failure::sent(McpError::Redirect {
@@ -410,7 +403,7 @@ mod tests {
     #[test]
     fn urls_are_shown_without_credentials() {
         let u = reqwest::Url::parse("http://alice:p%40ss@h:1/mcp").unwrap();
-        assert_eq!(shown_url(&u), "http://h:1/mcp");
+        assert_eq!(crate::env::shown(&u), "http://h:1/mcp");
         assert_eq!(percent_decode("p%40ss%2"), "p@ss%2");
     }
 

@@ -124,7 +124,7 @@ impl Feeder {
 
     async fn trigger(&self, reason: &str, debounced: bool) -> FeedOutcome {
         let cfg = &self.inner.cfg;
-        if !cfg.enabled || !cfg.feed {
+        if !cfg.enabled() || !cfg.feed {
             return FeedOutcome::Skipped(SkipReason::Disabled);
         }
         // A palace that can't be had would fail the mine anyway: no staging copies (SD-card

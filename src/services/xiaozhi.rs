@@ -12,7 +12,7 @@ pub const CATALOGUE_TTL: Duration = Duration::from_secs(60);
 pub struct Admin {
     http: reqwest::Client,
     base: String,
-    token: Option<crate::config::Secret>,
+    token: Option<crate::env::Secret>,
     timeout: Duration,
     // A tokio Mutex on purpose: it is held across the catalogue fetch, so calls that arrive while a
     // fetch is in flight wait for it and share its result instead of fetching again.
