@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod env;
 pub mod error;
 pub mod extension;
+pub mod http;
 pub mod mcp;
 pub mod palace;
 pub(crate) mod process_group;

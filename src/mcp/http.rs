@@ -5,8 +5,8 @@
 //! (errors, diagnostics) goes through `scrub`, so even a server echoing it can't leak it. The URL
 //! may carry `user:password@` (reqwest sends it as basic auth): messages show it without them.
 //!
-//! No redirect is followed (docs/trust.md): a 3xx fails the call, so
-//! the token and the body only ever go to the configured origin. One message (a JSON body, one SSE
+//! No redirect is followed (docs/trust.md; the client is [`crate::http::client`]'s): a 3xx fails the
+//! call, so the token and the body only ever go to the configured origin. One message (a JSON body, one SSE
 //! event) is at most `max_message_bytes`; a longer one fails the request it answers.
 
 use super::config::McpConfig;
@@ -46,27 +46,6 @@ struct Inner {
     next_id: AtomicU64,
     dead: watch::Sender<Option<String>>,
     debug: bool,
-}
-
-/// The HTTP client of the MCP transport: no proxy, and no redirect ever followed.
-pub(crate) fn client() -> reqwest::Client {
-    // reqwest is built without a TLS provider of its own; ring is installed once per process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .tcp_nodelay(true)
-        .user_agent(concat!("dotty-pi-ext/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|e| {
-            // Without our settings the client would follow redirects: better no client at all.
-            crate::diag!(
-                "MemPalace HTTP client setup failed ({}); the remote palace stays unreachable",
-                crate::diag::chain(&e)
-            );
-            reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap_or_default()
-        })
 }
 
 pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn, McpError> {
@@ -414,7 +393,7 @@ mod tests {
             remote_token: Some(Secret::new("tok-1")),
             ..McpConfig::default()
         };
-        let c = open(&cfg, client()).unwrap();
+        let c = open(&cfg, crate::http::client(None).unwrap()).unwrap();
         let s = c.inner.scrub("u:p%40ss-9 u:p@ss-9 p@ss-9 tok-1 user".into());
         assert_eq!(s, "<redacted> <redacted> <redacted> <redacted> user");
         assert_eq!(c.inner.shown, "http://h:1/mcp");

@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub struct Voice {
     pub cfg: VoiceConfig,
     pub brain: Arc<Brain>,
-    http: reqwest::Client,
+    http: crate::services::Http,
     pub admin: Option<Admin>,
     pub log: Arc<turn_log::TurnLog>,
 }
