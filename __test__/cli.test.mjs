@@ -261,6 +261,23 @@ describe('feed', () => {
     expect(tree(dir)).toEqual(before);
   });
 
+  it("pi's own MCP runs MemPalace: doctor, feed --dry-run and feed say the bridge stepped aside for that entry, as pi does", async () => {
+    const agent = path.join(dir, 'pi-mcp-agent');
+    fs.mkdirSync(agent, { recursive: true });
+    fs.writeFileSync(path.join(agent, 'mcp.json'), JSON.stringify({ mcpServers: { memory: { command: 'mempalace-mcp', args: ['--palace', '/p'] } } }));
+    const env = { ...base, PI_CODING_AGENT_DIR: agent };
+    const why = `pi's MCP runs the MemPalace server 'memory' of ${path.join(agent, 'mcp.json')}`;
+    const doc = await cli(['doctor'], env);
+    expect(line(doc.stdout, 'palace'), doc.stdout).toMatch(/^ok +palace +bridge off \(/);
+    expect(line(doc.stdout, 'palace').endsWith(`  bridge off (${why})`), doc.stdout).toBe(true);
+    expect(line(doc.stdout, "pi's MCP"), doc.stdout).toMatch(/pi's MCP runs a MemPalace server 'memory' .*the bridge steps aside/);
+    const plan = await cli(['feed', '--dry-run'], env);
+    expect(plan.stdout).toBe(`feeding is off (${why}): nothing would be sent\n`);
+    const feed = await cli(['feed'], env);
+    expect(feed.stdout, feed.stderr).toBe(`the MemPalace bridge is off (${why})\n`);
+    expect(fs.readdirSync(agent)).toEqual(['mcp.json']);
+  }, 90_000);
+
   it('feed runs the transcript feed once through the real palace and says what it sent', async () => {
     const agent = path.join(dir, 'feed-real-agent');
     writeSession(path.join(agent, 'sessions', '--work--', 's1.jsonl'), [['user', 'my cat is called Miso'], ['assistant', 'Miso is a lovely name']]);

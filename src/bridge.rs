@@ -182,7 +182,7 @@ impl Bridge {
     /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
     /// (a small file) but starts nothing.
     pub fn from_config(cfg: PalaceConfig, mcp: McpConfig) -> Option<Arc<Bridge>> {
-        cfg.enabled.then(|| Arc::new(Bridge::new(cfg, mcp)))
+        cfg.enabled().then(|| Arc::new(Bridge::new(cfg, mcp)))
     }
 
     pub fn new(cfg: PalaceConfig, mcp: McpConfig) -> Bridge {

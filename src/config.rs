@@ -1,13 +1,16 @@
 //! Environment → one typed [`Config`], read once at load through one [`EnvReader`]: the voice
 //! tools' knobs here, the MCP client's in `mcp::config`, the palace logic's in `palace::config`
-//! (each beside the code it configures; names and defaults are part of the interface).
+//! (each beside the code it configures; the variables, their names and defaults are in
+//! [`crate::env::VARIABLES`]). [`Config::effective`] adds what pi's own MCP configuration decides,
+//! so that pi, `feed` and `doctor` all describe the same bridge.
 //!
 //! A malformed value is reported once on stderr and the default is used: configuration never stops
 //! pi from starting.
 
+use crate::env::{EnvReader, Readings, Secret};
 use crate::mcp::McpConfig;
 use crate::palace::PalaceConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The whole configuration of the extension.
@@ -18,23 +21,43 @@ pub struct Config {
     pub palace: PalaceConfig,
     /// One line per malformed value, in reading order (voice, palace, MCP), for stderr.
     pub warnings: Vec<String>,
+    /// Every variable that was set, as parsed (what `doctor` shows).
+    pub readings: Readings,
+    /// The stderr line saying what pi's own MCP made the bridge do ([`Config::effective`]; None
+    /// when it changed nothing).
+    pub pi_mcp: Option<String>,
 }
 
 impl Config {
-    /// Reads every variable once from `get` (the process environment in production).
+    /// Reads every variable once from `get` (the process environment in production). Only the
+    /// environment: what runs uses [`Config::effective`].
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> Config {
-        let mut r = EnvReader::new(get);
-        let voice = VoiceConfig::read(&mut r);
-        let mut palace = PalaceConfig::read(&mut r);
-        let mcp = McpConfig::read(&mut r);
-        // `MEMPALACE_REMOTE_URL` is read once, by the MCP client's configuration.
-        palace.remote = mcp.remote_url.is_some();
-        Config { voice, mcp, palace, warnings: r.into_warnings() }
+        let r = EnvReader::new(get);
+        let voice = VoiceConfig::read(&r);
+        let palace = PalaceConfig::read(&r);
+        let mcp = McpConfig::read(&r);
+        let (warnings, readings) = r.finish();
+        Config { voice, mcp, palace, warnings, readings, pi_mcp: None }
     }
 
-    /// The configuration of this process, from its environment.
+    /// The configuration the extension runs with: the environment `get`, then pi's own MCP
+    /// configuration (`<agentDir>/mcp.json`, `<cwd>/.pi/mcp.json`), which may make the bridge share
+    /// pi's server or step aside (`palace::pi_mcp`). pi's load, `feed`, `feed --dry-run` and
+    /// `doctor` all read this one.
+    pub fn effective<F: Fn(&str) -> Option<String>>(get: &F, cwd: Option<&Path>) -> Config {
+        let mut cfg = Self::from_lookup(get);
+        // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
+        if cfg.palace.enabled() {
+            let url = cfg.mcp.remote_url.as_ref().map(crate::env::Url::expose);
+            let found = crate::palace::pi_mcp::find(&cfg.palace.agent_dir, cwd, url);
+            cfg.pi_mcp = crate::palace::pi_mcp::decide(&found, url).apply(&mut cfg.palace);
+        }
+        cfg
+    }
+
+    /// The configuration of this process: its environment and working directory.
     pub fn from_env() -> Config {
-        Self::from_lookup(&|name: &str| std::env::var(name).ok())
+        Self::effective(&crate::env::process, std::env::current_dir().ok().as_deref())
     }
 }
 
@@ -74,114 +97,41 @@ pub struct VoiceConfig {
     pub song_asset_base: String,
 }
 
-pub const DEFAULT_BEHAVIOUR_URL: &str = "http://127.0.0.1:8090";
-pub const DEFAULT_THINKER_URL: &str = "http://localhost:8080/v1/chat/completions";
-/// `VOICE_THINKER_TIMEOUT` when unset, in seconds.
-pub const DEFAULT_THINKER_TIMEOUT_SECS: f64 = 90.0;
-pub const DEFAULT_THINKER_MODEL: &str = "qwen3.6:27b-think";
-pub const DEFAULT_SONG_ASSET_BASE: &str = "/opt/xiaozhi-esp32-server/config/assets/songs";
-
-/// Reads environment variables through a lookup (the process environment, or a map in tests),
-/// collecting one warning per malformed value. Shared by the voice, MCP and palace configuration.
-pub struct EnvReader<'a, F: Fn(&str) -> Option<String>> {
-    get: &'a F,
-    warnings: Vec<String>,
-}
-
-impl<'a, F: Fn(&str) -> Option<String>> EnvReader<'a, F> {
-    pub fn new(get: &'a F) -> Self {
-        EnvReader { get, warnings: Vec::new() }
-    }
-
-    /// The value exactly as set (secrets, argument lists), `None` when unset or empty.
-    pub fn raw(&self, name: &str) -> Option<String> {
-        (self.get)(name).filter(|v| !v.is_empty())
-    }
-
-    /// The value trimmed, `None` when unset or blank.
-    pub fn text(&self, name: &str) -> Option<String> {
-        (self.get)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
-    }
-
-    /// `$HOME`, or `/root` when it is unset (the one place that default lives).
-    pub fn home(&self) -> String {
-        self.text("HOME").unwrap_or_else(|| "/root".to_string())
-    }
-
-    /// On unless set to `0`.
-    pub fn switch(&self, name: &str) -> bool {
-        self.text(name).is_none_or(|v| v != "0")
-    }
-
-    /// A parsed value; a malformed or invalid one is reported and gives `default`.
-    pub fn parsed<T: std::str::FromStr + std::fmt::Display>(
-        &mut self,
-        name: &str,
-        default: T,
-        valid: impl Fn(&T) -> bool,
-        what: &str,
-    ) -> T {
-        match self.text(name) {
-            None => default,
-            Some(raw) => match raw.parse::<T>() {
-                Ok(v) if valid(&v) => v,
-                _ => {
-                    self.warnings.push(format!("{name}={raw:?} is not {what}; using the default {default}"));
-                    default
-                }
-            },
-        }
-    }
-
-    /// Milliseconds; zero allowed only when `allow_zero` (where the contract gives 0 a meaning).
-    pub fn millis(&mut self, name: &str, default_ms: u64, allow_zero: bool) -> Duration {
-        let what = if allow_zero { "a number of milliseconds" } else { "a positive number of milliseconds" };
-        Duration::from_millis(self.parsed(name, default_ms, |v| allow_zero || *v > 0, what))
-    }
-
-    /// Adds a warning of the caller's own.
-    pub fn warn(&mut self, w: String) {
-        self.warnings.push(w);
-    }
-
-    pub fn into_warnings(self) -> Vec<String> {
-        self.warnings
-    }
-}
-
 impl VoiceConfig {
     /// The voice configuration alone from `get`, with its warnings (tests; pi reads [`Config`]).
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
-        let mut r = EnvReader::new(get);
-        let cfg = Self::read(&mut r);
-        (cfg, r.into_warnings())
+        let r = EnvReader::new(get);
+        let cfg = Self::read(&r);
+        (cfg, r.finish().0)
     }
 
     /// Reads the voice tools' variables, adding a warning per malformed value to `r`.
-    pub fn read<F: Fn(&str) -> Option<String>>(r: &mut EnvReader<'_, F>) -> Self {
+    pub fn read(r: &EnvReader<'_>) -> Self {
         let enabled = r.switch("DOTTY_VOICE_TOOLS");
-        let (brain_db, brain_db_explicit) = match r.text("DOTTY_BRAIN_DB") {
+        let (brain_db, brain_db_explicit) = match r.path("DOTTY_BRAIN_DB") {
             Some(p) => (PathBuf::from(p), true),
             None => (PathBuf::from(r.home()).join(".pi/memory/brain.db"), false),
         };
-        let person_max_facts = r.parsed("PERSON_MEMORY_MAX_FACTS", 6u32, |v| *v > 0, "a positive integer");
-        let behaviour_url = trim_slash(r.text("DOTTY_BEHAVIOUR_URL").unwrap_or_else(|| DEFAULT_BEHAVIOUR_URL.into()));
-        let behaviour_timeout = r.millis("DOTTY_BEHAVIOUR_TIMEOUT_MS", 3000, false);
-        let thinker_url = r.text("VOICE_THINKER_URL").unwrap_or_else(|| DEFAULT_THINKER_URL.into());
-        let secs = r.parsed(
-            "VOICE_THINKER_TIMEOUT",
-            DEFAULT_THINKER_TIMEOUT_SECS,
-            |v| v.is_finite() && *v > 0.0 && *v < 1e9,
-            "a positive number of seconds",
-        );
-        let thinker_model = r.text("VOICE_THINKER_MODEL").unwrap_or_else(|| DEFAULT_THINKER_MODEL.into());
+        let person_max_facts = r.number("PERSON_MEMORY_MAX_FACTS", |v: &u32| *v > 0, "a positive integer");
+        let behaviour_url = base_url(r, "DOTTY_BEHAVIOUR_URL");
+        let behaviour_timeout = r.millis("DOTTY_BEHAVIOUR_TIMEOUT_MS", false);
+        let thinker_url = r
+            .url("VOICE_THINKER_URL")
+            .map_or_else(|| crate::env::default_text("VOICE_THINKER_URL").into(), |u| u.expose().to_string());
+        let thinker_timeout = r.seconds("VOICE_THINKER_TIMEOUT");
+        let thinker_model = r.text_or_default("VOICE_THINKER_MODEL");
         let xiaozhi_host = r.text("XIAOZHI_HOST");
-        let xiaozhi_port = r.parsed("XIAOZHI_HTTP_PORT", 8003u16, |v| *v > 0, "a TCP port (1-65535)");
-        let xiaozhi_timeout = r.millis("XIAOZHI_ADMIN_TIMEOUT_MS", 3000, false);
-        let admin_token = r.raw("DOTTY_ADMIN_TOKEN").map(Secret);
-        let admin_socket = r.text("XIAOZHI_ADMIN_SOCKET").map(PathBuf::from);
-        let song_asset_base =
-            trim_slash(r.text("VOICE_PLAY_SONG_ASSET_BASE").unwrap_or_else(|| DEFAULT_SONG_ASSET_BASE.into()));
+        let xiaozhi_port = r.number("XIAOZHI_HTTP_PORT", |v: &u16| *v > 0, "a TCP port (1-65535)");
+        let xiaozhi_timeout = r.millis("XIAOZHI_ADMIN_TIMEOUT_MS", false);
+        let admin_token = r.secret("DOTTY_ADMIN_TOKEN", false);
+        let admin_socket = r.path("XIAOZHI_ADMIN_SOCKET").map(PathBuf::from);
+        let song_asset_base = trim_slash(
+            r.path("VOICE_PLAY_SONG_ASSET_BASE")
+                .unwrap_or_else(|| crate::env::default_text("VOICE_PLAY_SONG_ASSET_BASE").into()),
+        );
+        if r.is_set("VOICE_PLAY_SONG_ASSET_BASE") {
+            r.shown("VOICE_PLAY_SONG_ASSET_BASE", song_asset_base.clone());
+        }
         // The admin API is plain http:// over TCP: a token sent to another machine crosses the
         // network readable by anyone on the path. Said once, at load (never the token itself).
         if let (Some(_), None, Some(host)) = (&admin_token, &admin_socket, &xiaozhi_host) {
@@ -200,7 +150,7 @@ impl VoiceConfig {
             behaviour_url,
             behaviour_timeout,
             thinker_url,
-            thinker_timeout: Duration::from_secs_f64(secs),
+            thinker_timeout,
             thinker_model,
             xiaozhi_host,
             xiaozhi_port,
@@ -212,23 +162,15 @@ impl VoiceConfig {
     }
 }
 
-/// A secret (token) whose `Debug` never shows it, so it can't leak through a log of the config.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-    /// The secret itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(<redacted>)")
+/// A base URL (`name`, or its default) without trailing `/`; shown as it is used.
+fn base_url(r: &EnvReader<'_>, name: &str) -> String {
+    match r.url(name) {
+        Some(u) => {
+            let url = trim_slash(u.expose().to_string());
+            r.shown(name, trim_slash(crate::env::Url::new(url.as_str()).shown()));
+            url
+        }
+        None => crate::env::default_text(name).into(),
     }
 }
 
@@ -265,13 +207,13 @@ mod tests {
         assert_eq!(c.person_max_facts, 6);
         assert_eq!(c.behaviour_url, "http://127.0.0.1:8090");
         assert_eq!(c.behaviour_timeout, Duration::from_millis(3000));
-        assert_eq!(c.thinker_url, DEFAULT_THINKER_URL);
+        assert_eq!(c.thinker_url, "http://localhost:8080/v1/chat/completions");
         assert_eq!(c.thinker_timeout, Duration::from_secs(90));
         assert_eq!(c.thinker_model, "qwen3.6:27b-think");
         assert_eq!(c.xiaozhi_host, None);
         assert_eq!(c.xiaozhi_port, 8003);
         assert_eq!(c.admin_token, None);
-        assert_eq!(c.song_asset_base, DEFAULT_SONG_ASSET_BASE);
+        assert_eq!(c.song_asset_base, "/opt/xiaozhi-esp32-server/config/assets/songs");
     }
 
     #[test]
@@ -354,7 +296,7 @@ mod tests {
         assert_eq!(c.voice.brain_db, PathBuf::from("/root/.pi/memory/brain.db"));
         assert_eq!(c.palace.agent_dir, PathBuf::from("/root/.pi/agent"));
         assert!(c.palace.remote);
-        assert_eq!(c.mcp.remote_url.as_deref(), Some("http://172.17.0.1:8765/mcp"));
+        assert_eq!(c.mcp.remote_url.as_ref().map(crate::env::Url::expose), Some("http://172.17.0.1:8765/mcp"));
         // Warnings in reading order: voice, palace, MCP.
         assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
         assert!(c.warnings[0].starts_with("XIAOZHI_HTTP_PORT"));

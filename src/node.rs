@@ -460,7 +460,7 @@ pub async fn doctor(
     node_exec_path: Option<String>,
 ) -> DoctorOutput {
     let host = crate::doctor::Host { node_version, node_exec_path, cwd: std::env::current_dir().ok() };
-    let r = crate::doctor::run(&|n: &str| std::env::var(n).ok(), &host).await;
+    let r = crate::doctor::run(&crate::env::process, &host).await;
     DoctorOutput { text: if json { r.to_json() } else { r.to_text(color) }, exit_code: r.exit_code() }
 }
 
@@ -468,7 +468,7 @@ pub async fn doctor(
 /// (src/voice/clean_turns.rs), on a blocking thread.
 #[napi]
 pub async fn clean_turns(dry_run: bool, backup: Option<String>) -> DoctorOutput {
-    let path = crate::config::Config::from_env().voice.brain_db;
+    let path = crate::config::Config::from_lookup(&crate::env::process).voice.brain_db;
     let backup = crate::voice::clean_turns::Backup::from_arg(backup.as_deref());
     let run = tokio::task::spawn_blocking(move || crate::voice::clean_turns::command(&path, dry_run, &backup)).await;
     let (text, exit_code) = run.unwrap_or_else(|e| (format!("clean-turns: internal error: {e}\n"), 1));
@@ -493,7 +493,7 @@ pub struct FeedResult {
 pub async fn feed_once() -> FeedResult {
     let (text, ok) = match ext().feed_once().await {
         Some(outcome) => crate::doctor::feed::describe(&outcome),
-        None => ("the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into(), true),
+        None => (ext().bridge_off(), true),
     };
     FeedResult { text, ok }
 }

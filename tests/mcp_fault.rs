@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
 
-use dotty_pi_ext::config::Secret;
+use dotty_pi_ext::env::Secret;
 use dotty_pi_ext::mcp::{CallResult, McpClient, McpConfig, McpError};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
 
-use dotty_pi_ext::config::Secret;
+use dotty_pi_ext::env::Secret;
 use dotty_pi_ext::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -236,7 +236,7 @@ async fn real_http_with_token() {
     let srv = start_http(dir.path(), token);
     timing("real http server start (start-http.sh until /healthz)", t.elapsed());
     let cfg = McpConfig {
-        remote_url: Some(srv.url.clone()),
+        remote_url: Some(srv.url.clone().into()),
         remote_token: Some(Secret::new(token)),
         ..stdio_cfg(dir.path())
     };

@@ -1,67 +1,33 @@
-//! The configuration as read: every variable with its value or its default. Secrets are shown
-//! only as set/unset; a URL loses its `user:password@`. A malformed value is a warning.
+//! The configuration as read: every variable of [`crate::env::VARIABLES`] with its value as the
+//! readers parsed it, or its default. Secrets are shown only as set/unset; a URL loses its
+//! `user:password@`. A malformed value is a warning; so is a variable read that the table lacks.
 
 use super::{Check, Report};
-
-/// (variable, default as the README gives it, secret).
-pub const VARIABLES: &[(&str, &str, bool)] = &[
-    ("DOTTY_VOICE_TOOLS", "1", false),
-    ("DOTTY_BRAIN_DB", "$HOME/.pi/memory/brain.db", false),
-    ("PERSON_MEMORY_MAX_FACTS", "6", false),
-    ("DOTTY_BEHAVIOUR_URL", crate::config::DEFAULT_BEHAVIOUR_URL, false),
-    ("DOTTY_BEHAVIOUR_TIMEOUT_MS", "3000", false),
-    ("VOICE_THINKER_URL", crate::config::DEFAULT_THINKER_URL, false),
-    ("VOICE_THINKER_TIMEOUT", "90", false),
-    ("VOICE_THINKER_MODEL", crate::config::DEFAULT_THINKER_MODEL, false),
-    ("XIAOZHI_HOST", "unset", false),
-    ("XIAOZHI_HTTP_PORT", "8003", false),
-    ("XIAOZHI_ADMIN_TIMEOUT_MS", "3000", false),
-    ("XIAOZHI_ADMIN_SOCKET", "unset", false),
-    ("DOTTY_ADMIN_TOKEN", "unset", true),
-    ("VOICE_PLAY_SONG_ASSET_BASE", crate::config::DEFAULT_SONG_ASSET_BASE, false),
-    ("MEMPALACE_BRIDGE", "1", false),
-    ("MEMPALACE_MCP_BIN", crate::mcp::config::DEFAULT_BIN, false),
-    ("MEMPALACE_MCP_ARGS", "empty", false),
-    ("MEMPALACE_REMOTE_URL", "unset", false),
-    ("MEMPALACE_REMOTE_TOKEN", "unset", true),
-    ("MEMPALACE_MCP_TIMEOUT_MS", "60000", false),
-    ("MEMPALACE_MCP_INIT_TIMEOUT_MS", "300000", false),
-    ("MEMPALACE_MCP_MAX_RESPAWNS", "2", false),
-    ("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", "1000", false),
-    ("MEMPALACE_MCP_MAX_MESSAGE_BYTES", "4194304", false),
-    ("MEMPALACE_EXT_DEBUG", "unset", false),
-    ("MEMPALACE_AGENT_NAME", crate::palace::config::DEFAULT_AGENT_NAME, false),
-    ("MEMPALACE_FEED", "1", false),
-    ("MEMPALACE_FEED_BIN", crate::palace::config::DEFAULT_FEED_BIN, false),
-    ("MEMPALACE_FEED_WING", crate::palace::config::DEFAULT_FEED_WING, false),
-    ("MEMPALACE_FEED_DEBOUNCE_MS", "600000", false),
-    ("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", "120000", false),
-    ("MEMPALACE_FEED_MINE_TIMEOUT_MS", "30000", false),
-    ("MEMPALACE_PI_SSH_TARGET", "unset", false),
-    ("MEMPALACE_PI_SSH_CONFIG", "unset", false),
-    ("MEMPALACE_PI_REMOTE_PATH", crate::palace::config::DEFAULT_REMOTE_PATH, false),
-    ("PI_CODING_AGENT_DIR", "~/.pi/agent", false),
-];
+use crate::env::{Readings, VARIABLES};
 
 /// One check per variable (`env NAME`); a variable named by a configuration warning is a warning.
-pub fn check<F: Fn(&str) -> Option<String>>(get: &F, warnings: &[String], report: &mut Report) {
-    for (name, default, secret) in VARIABLES {
-        let value = get(name).filter(|v| !v.trim().is_empty());
-        let shown = match (&value, secret) {
+pub fn check(readings: &Readings, warnings: &[String], report: &mut Report) {
+    for var in VARIABLES {
+        let shown = match (readings.value(var.name), var.is_secret()) {
+            (Some(v), _) => v.escape_debug().to_string(),
             (None, true) => "unset".to_string(),
-            (Some(_), true) => "set (hidden)".to_string(),
-            (None, false) => format!("{default} (default)"),
-            (Some(v), false) if *name == "MEMPALACE_REMOTE_URL" => shown_url(v),
-            (Some(v), false) => format!("{:?}", v.trim()).trim_matches('"').to_string(),
+            (None, false) => format!("{} (default)", var.default),
         };
-        let label = format!("env {name}");
+        let (name, label) = (var.name, format!("env {}", var.name));
         let warning = warnings.iter().find(|w| mentions(w, name));
         report.push(match warning {
             Some(w) => Check::warn(label, format!("{shown}: {w}"), format!("set {name} to a valid value or unset it")),
             None => Check::ok(label, shown),
         });
     }
-    for w in warnings.iter().filter(|w| !VARIABLES.iter().any(|(n, _, _)| mentions(w, n))) {
+    for name in &readings.unlisted {
+        report.push(Check::warn(
+            format!("env {name}"),
+            "read by the extension but not in its table of variables (src/env.rs)",
+            "report it: doctor can't describe this variable",
+        ));
+    }
+    for w in warnings.iter().filter(|w| !VARIABLES.iter().any(|v| mentions(w, v.name))) {
         report.push(Check::warn("env", w.clone(), "correct the variable the warning names"));
     }
 }
@@ -76,18 +42,6 @@ fn mentions(w: &str, name: &str) -> bool {
     })
 }
 
-/// A URL without `user:password@` (never printed).
-fn shown_url(v: &str) -> String {
-    match reqwest::Url::parse(v.trim()) {
-        Ok(mut u) => {
-            let _ = u.set_password(None);
-            let _ = u.set_username("");
-            u.to_string()
-        }
-        Err(_) => "<not a URL>".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,11 +49,14 @@ mod tests {
 
     fn run(vars: &[(&str, &str)]) -> Report {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let get = move |k: &str| map.get(k).cloned();
-        let (_, w) = crate::config::VoiceConfig::from_lookup(&get);
+        let c = crate::config::Config::from_lookup(&move |k: &str| map.get(k).cloned());
         let mut r = Report::default();
-        check(&get, &w, &mut r);
+        check(&c.readings, &c.warnings, &mut r);
         r
+    }
+
+    fn line(r: &Report, n: &str) -> String {
+        r.checks.iter().find(|c| c.name == format!("env {n}")).unwrap().detail.clone()
     }
 
     #[test]
@@ -112,13 +69,50 @@ mod tests {
         assert_eq!(r.checks.len(), VARIABLES.len());
         let text = r.to_text(false);
         assert!(!text.contains("s3cret") && !text.contains("pw@"), "{text}");
-        let line = |n: &str| r.checks.iter().find(|c| c.name == format!("env {n}")).unwrap().detail.clone();
-        assert_eq!(line("DOTTY_ADMIN_TOKEN"), "set (hidden)");
-        assert_eq!(line("MEMPALACE_REMOTE_TOKEN"), "unset");
-        assert_eq!(line("XIAOZHI_HOST"), "127.0.0.1");
-        assert_eq!(line("XIAOZHI_HTTP_PORT"), "8003 (default)");
-        assert_eq!(line("MEMPALACE_REMOTE_URL"), "https://palace.lan/mcp");
+        assert_eq!(line(&r, "DOTTY_ADMIN_TOKEN"), "set (hidden)");
+        assert_eq!(line(&r, "MEMPALACE_REMOTE_TOKEN"), "unset");
+        assert_eq!(line(&r, "XIAOZHI_HOST"), "127.0.0.1");
+        assert_eq!(line(&r, "XIAOZHI_HTTP_PORT"), "8003 (default)");
+        assert_eq!(line(&r, "MEMPALACE_REMOTE_URL"), "https://palace.lan/mcp");
         assert_eq!(r.exit_code(), 0);
+    }
+
+    #[test]
+    fn values_are_shown_as_parsed() {
+        let r = run(&[
+            ("XIAOZHI_HTTP_PORT", " 8004 "),
+            ("DOTTY_BEHAVIOUR_URL", "http://h:1//"),
+            ("MEMPALACE_TOOLS", " mempalace_search ,, mempalace_diary_* "),
+            ("PI_CODING_AGENT_DIR", "~/agent"),
+            ("HOME", "/home/u"),
+            ("MEMPALACE_BRIDGE", "no"),
+            ("MEMPALACE_MCP_ARGS", "  --palace   /p "),
+        ]);
+        assert_eq!(line(&r, "XIAOZHI_HTTP_PORT"), "8004");
+        assert_eq!(line(&r, "DOTTY_BEHAVIOUR_URL"), "http://h:1");
+        assert_eq!(line(&r, "MEMPALACE_TOOLS"), "mempalace_search,mempalace_diary_*");
+        assert_eq!(line(&r, "PI_CODING_AGENT_DIR"), "/home/u/agent");
+        assert_eq!(line(&r, "MEMPALACE_BRIDGE"), "1");
+        assert_eq!(line(&r, "MEMPALACE_MCP_ARGS"), "--palace /p");
+        assert_eq!(line(&r, "MEMPALACE_FEED"), "1 (default)");
+    }
+
+    /// Every variable the configuration asks for is in the table `doctor` walks: one read outside
+    /// it (a new variable added to a reader only) fails here.
+    #[test]
+    fn doctor_lists_every_variable_the_code_reads() {
+        let asked = std::cell::RefCell::new(Vec::<String>::new());
+        let c = crate::config::Config::from_lookup(&|k: &str| {
+            asked.borrow_mut().push(k.to_string());
+            Some("1".to_string())
+        });
+        assert!(c.readings.unlisted.is_empty(), "read but not in crate::env::VARIABLES: {:?}", c.readings.unlisted);
+        let mut r = Report::default();
+        check(&c.readings, &c.warnings, &mut r);
+        for name in asked.borrow().iter() {
+            assert!(r.checks.iter().any(|c| c.name == format!("env {name}")), "doctor doesn't show {name}");
+        }
+        assert!(asked.borrow().iter().any(|n| n == "MEMPALACE_TOOLS"));
     }
 
     #[test]

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.
 /// Reads only; stages, runs and sends nothing.
 pub fn plan(pal: &PalaceConfig) -> String {
+    // pi's own MCP runs the palace: the bridge stepped aside, and says for which entry.
+    if let Some(off @ crate::palace::config::BridgeOff::PiMcp { .. }) = &pal.off {
+        return format!("feeding is off ({off}): nothing would be sent");
+    }
     match SkipReason::of_config(pal) {
         Some(SkipReason::NoSshTarget) => {
             return "remote palace without MEMPALACE_PI_SSH_TARGET: nothing would be sent".into()

@@ -136,11 +136,16 @@ pub struct Host {
 /// The longest the palace check waits, whatever the configured init timeout says.
 pub const PALACE_CAP: Duration = Duration::from_secs(10);
 
-/// Runs every check against the environment `get`.
+/// Runs every check against the environment `get` and pi's MCP configuration as seen from
+/// `host.cwd`: the configuration pi would run with ([`crate::config::Config::effective`]).
 pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report {
     let mut report = Report::default();
-    let crate::config::Config { voice, palace: pal, mcp, warnings } = crate::config::Config::from_lookup(get);
-    config::check(get, &warnings, &mut report);
+    let crate::config::Config { voice, palace: pal, mcp, warnings, readings, pi_mcp } =
+        crate::config::Config::effective(get, host.cwd.as_deref());
+    config::check(&readings, &warnings, &mut report);
+    if let Some(said) = pi_mcp {
+        report.push(Check::ok("pi's MCP", said.trim_start_matches("mempalace: ")));
+    }
     let brain_path = voice.brain_db.clone();
     let (voice_enabled, explicit) = (voice.enabled, voice.brain_db_explicit);
     let brain_checks = tokio::task::spawn_blocking(move || brain::check(&brain_path, voice_enabled, explicit))
@@ -157,6 +162,40 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pi's own MCP runs MemPalace (its user-level mcp.json): pi's load makes the bridge step
+    /// aside, and `doctor` and `feed --dry-run` read the same effective configuration, so they
+    /// say the bridge is off because of that entry, by name, not because of `MEMPALACE_BRIDGE`.
+    #[tokio::test]
+    async fn doctor_and_the_feed_plan_agree_with_pi_when_its_mcp_makes_the_bridge_step_aside() {
+        let t = tempfile::tempdir().unwrap();
+        let (agent, cwd) = (t.path().join("agent"), t.path().join("project"));
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        let servers =
+            serde_json::json!({"mcpServers": {"memory": {"command": "mempalace-mcp", "args": ["--palace", "/p"]}}});
+        std::fs::write(agent.join("mcp.json"), servers.to_string()).unwrap();
+        let agent_dir = agent.display().to_string();
+        let get = |k: &str| match k {
+            "PI_CODING_AGENT_DIR" => Some(agent_dir.clone()),
+            "DOTTY_VOICE_TOOLS" => Some("0".to_string()),
+            _ => None,
+        };
+        let why = format!("pi's MCP runs the MemPalace server 'memory' of {}", agent.join("mcp.json").display());
+        let cfg = crate::config::Config::effective(&get, Some(&cwd));
+        assert!(!cfg.palace.enabled());
+        assert!(cfg.pi_mcp.as_deref().is_some_and(|l| l.contains("'memory'")), "{:?}", cfg.pi_mcp);
+        assert_eq!(feed::plan(&cfg.palace), format!("feeding is off ({why}): nothing would be sent"));
+        let host = Host { cwd: Some(cwd.clone()), ..Host::default() };
+        let report = run(&get, &host).await;
+        let detail = |name: &str| report.checks.iter().find(|c| c.name == name).map(|c| c.detail.clone());
+        assert_eq!(detail("palace"), Some(format!("bridge off ({why})")));
+        assert!(detail("pi's MCP").is_some_and(|d| d.contains("'memory'") && d.contains("steps aside")));
+        // Without pi's entry (or with it disabled) the bridge is on, as pi would run it.
+        let servers = serde_json::json!({"mcpServers": {"memory": {"command": "mempalace-mcp", "enabled": false}}});
+        std::fs::write(agent.join("mcp.json"), servers.to_string()).unwrap();
+        assert!(crate::config::Config::effective(&get, Some(&cwd)).palace.enabled());
+    }
 
     #[test]
     fn exit_codes_and_rendering() {

@@ -13,8 +13,8 @@ use crate::palace::{cache, PalaceConfig};
 use std::time::{Duration, Instant};
 
 pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Check> {
-    if !pal.enabled {
-        return vec![Check::ok("palace", "bridge off (MEMPALACE_BRIDGE=0)")];
+    if let Some(off) = &pal.off {
+        return vec![Check::ok("palace", format!("bridge off ({off})"))];
     }
     let mut out = Vec::new();
     let transport = match &mcp.remote_url {

@@ -4,15 +4,24 @@
 
 use super::Check;
 use crate::config::VoiceConfig;
-use crate::services::{client, send, HttpError};
+use crate::http::{client, BuildError};
+use crate::services::{send, HttpError};
 use serde_json::Value;
 use std::time::{Duration, Instant};
+
+/// The client, or the failed check `name` that says it could not be built (no fallback client).
+fn built(name: &str, client: Result<reqwest::Client, BuildError>) -> Result<reqwest::Client, Check> {
+    client.map_err(|e| Check::fail(name, e.to_string(), "report it: the HTTP client can't be built here"))
+}
 
 pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
     if !cfg.enabled {
         return vec![Check::ok("services", "not used (DOTTY_VOICE_TOOLS=0)")];
     }
-    let tcp = client(None);
+    let tcp = match built("services", client(None)) {
+        Ok(c) => c,
+        Err(failed) => return vec![failed],
+    };
     let behaviour = probe(
         "dotty-behaviour",
         tcp.get(format!("{}/api/voice/person_review_status?person_id=doctor", cfg.behaviour_url))
@@ -57,7 +66,10 @@ pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
     };
     let xiaozhi = async {
         let (http, base) = if let Some(sock) = &cfg.admin_socket {
-            (client(Some(sock)), "http://localhost".to_string())
+            match built("xiaozhi admin", client(Some(sock))) {
+                Ok(c) => (c, "http://localhost".to_string()),
+                Err(failed) => return failed,
+            }
         } else if let Some(host) = &cfg.xiaozhi_host {
             let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.clone() };
             (tcp.clone(), format!("http://{host}:{}", cfg.xiaozhi_port))

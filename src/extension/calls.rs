@@ -242,7 +242,7 @@ mod tests {
     use super::*;
 
     fn leaked() -> &'static Extension {
-        Box::leak(Box::new(Extension::new(None, None)))
+        Box::leak(Box::new(Extension::new(None, None, Some(crate::palace::config::BridgeOff::Switch))))
     }
 
     /// A direct call registered as `call_direct` registers it; its answers arrive on the receiver.

@@ -59,9 +59,7 @@ impl Extension {
     /// `/mempalace <args>`: `reconnect` starts the palace again (a new server and respawn budget)
     /// and says how that went; anything else answers the usage.
     pub async fn palace_command(&self, args: &str) -> String {
-        let Some(bridge) = self.bridge.clone() else {
-            return "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)".into();
-        };
+        let Some(bridge) = self.bridge.clone() else { return self.bridge_off() };
         match args.trim() {
             "reconnect" => match bridge.reconnect().await {
                 Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
@@ -70,6 +68,13 @@ impl Extension {
             "status" | "" => bridge.status_report(),
             _ => "usage: /mempalace status (the palace's state) | /mempalace reconnect (start the palace again after it went down)".into(),
         }
+    }
+
+    /// What `/mempalace` and `feed` say when the bridge is off, with the reason (the switch, or
+    /// pi's own MCP entry it stepped aside for).
+    pub fn bridge_off(&self) -> String {
+        let why = self.bridge_off.as_ref().map_or_else(|| "MEMPALACE_BRIDGE=0".to_string(), ToString::to_string);
+        format!("the MemPalace bridge is off ({why})")
     }
 
     /// The palace's state in a few words for pi's footer (None when the bridge is off).
@@ -103,10 +108,26 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_bridge_there_are_no_commands_and_no_footer_text() {
-        let ext = Extension::new(None, None);
+        let ext = Extension::new(None, None, Some(crate::palace::config::BridgeOff::Switch));
         assert!(ext.commands().is_empty());
         assert_eq!(ext.run_command("mempalace-diary", "x").await, None);
         assert_eq!(ext.run_command("nope", "").await, None);
         assert_eq!(ext.footer_status(), FooterStatus { key: "mempalace", text: None });
+    }
+
+    #[tokio::test]
+    async fn the_bridge_off_message_names_pi_s_mcp_entry_when_the_bridge_stepped_aside() {
+        let ext = Extension::new(
+            None,
+            None,
+            Some(crate::palace::config::BridgeOff::PiMcp {
+                name: "memory".into(),
+                source: "/h/.pi/agent/mcp.json".into(),
+            }),
+        );
+        assert_eq!(
+            ext.palace_command("status").await,
+            "the MemPalace bridge is off (pi's MCP runs the MemPalace server 'memory' of /h/.pi/agent/mcp.json)"
+        );
     }
 }

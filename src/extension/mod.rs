@@ -56,8 +56,9 @@ fn spawn(work: impl Future<Output = ()> + Send + 'static) {
 pub struct Extension {
     /// `None` when `DOTTY_VOICE_TOOLS=0`.
     voice: Option<Arc<Voice>>,
-    /// `None` when `MEMPALACE_BRIDGE=0`.
+    /// `None` when the bridge is off: `bridge_off` says why.
     bridge: Option<Arc<Bridge>>,
+    bridge_off: Option<crate::palace::config::BridgeOff>,
     /// The calls [`Extension::cancel`] can stop, by call id.
     // A std Mutex: held only to insert or remove an entry, never across an await.
     cancels: Mutex<HashMap<u32, calls::Cancel>>,
@@ -69,30 +70,25 @@ static EXTENSION: Lazy<Extension> = Lazy::new(from_env);
 /// The state as this process's environment configures it (built once, on first use).
 fn from_env() -> Extension {
     STATE_CREATIONS.fetch_add(1, Ordering::SeqCst);
-    let mut cfg = Config::from_env();
-    for w in &cfg.warnings {
+    // The effective configuration: pi 1.x's own MCP may run the MemPalace server (one writer, no
+    // duplicate tools), and then the bridge steps aside (`Config::effective`).
+    let cfg = Config::from_env();
+    for w in cfg.warnings.iter().chain(&cfg.pi_mcp) {
         crate::diag!("{w}");
     }
-    // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
-    if cfg.palace.enabled {
-        let found = crate::palace::pi_mcp::find(
-            &cfg.palace.agent_dir,
-            std::env::current_dir().ok().as_deref(),
-            cfg.mcp.remote_url.as_deref(),
-        );
-        if let Some(said) = crate::palace::pi_mcp::decide(&found, cfg.mcp.remote_url.as_deref()).apply(&mut cfg.palace)
-        {
-            crate::diag!("{said}");
-        }
-    }
     let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
+    let bridge_off = cfg.palace.off.clone();
     let bridge = Bridge::from_config(cfg.palace, cfg.mcp);
-    Extension::new(voice, bridge)
+    Extension::new(voice, bridge, bridge_off)
 }
 
 impl Extension {
-    fn new(voice: Option<Arc<Voice>>, bridge: Option<Arc<Bridge>>) -> Extension {
-        Extension { voice, bridge, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+    fn new(
+        voice: Option<Arc<Voice>>,
+        bridge: Option<Arc<Bridge>>,
+        bridge_off: Option<crate::palace::config::BridgeOff>,
+    ) -> Extension {
+        Extension { voice, bridge, bridge_off, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
     }
 
     pub fn get() -> &'static Extension {
@@ -186,7 +182,7 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_bridge_the_palace_events_do_nothing() {
-        let ext = Extension::new(None, None);
+        let ext = Extension::new(None, None, Some(crate::palace::config::BridgeOff::Switch));
         assert!(!ext.on_agent_end(&Message::list_from_json(&json!([{"role": "user", "content": "hi"}]))));
         ext.on_agent_settled();
         ext.on_session_start("startup", false);

@@ -59,7 +59,7 @@ pub struct McpClient {
     /// tokio `Mutex`: held across a whole handshake so concurrent callers wait for it, not race it.
     connecting: tokio::sync::Mutex<()>,
     closed: watch::Sender<bool>,
-    http: std::sync::OnceLock<reqwest::Client>,
+    http: std::sync::OnceLock<super::transport::HttpClient>,
     warned_plain_http: AtomicBool,
     spawns: AtomicU64,
     respawns: AtomicU64,
@@ -382,8 +382,8 @@ impl McpClient {
 
     /// Once per client: a token about to go over plain http:// to a host that is not loopback.
     fn warn_plain_http(&self) {
-        let Some(raw) = self.cfg.remote_url.as_deref().filter(|_| self.cfg.remote_token.is_some()) else { return };
-        let Ok(url) = reqwest::Url::parse(raw) else { return };
+        let Some(url) = self.cfg.remote_url.as_ref().filter(|_| self.cfg.remote_token.is_some()) else { return };
+        let Some(url) = url.parse() else { return };
         let host = url.host_str().unwrap_or_default();
         if url.scheme() == "http"
             && !crate::config::is_loopback_host(host)
@@ -436,6 +436,22 @@ mod tests {
         assert_eq!(r, CallResult { content: vec![json!({"type": "text", "text": "hi"})], is_error: true });
         assert_eq!(parse_call_result(json!({})).unwrap(), CallResult { content: vec![], is_error: false });
         assert!(parse_call_result(json!({"content": "x"})).is_err());
+    }
+
+    /// A remote palace whose HTTP client could not be built: the call fails with that, and nothing
+    /// is sent (no default client, which would follow redirects, stands in).
+    #[tokio::test]
+    async fn an_http_client_that_could_not_be_built_fails_the_call_and_sends_nothing() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let url = format!("http://{}/mcp", l.local_addr().unwrap());
+        let client =
+            McpClient::new(McpConfig { remote_url: Some(url.into()), max_respawns: 0, ..McpConfig::default() });
+        assert!(client.http.set(crate::http::failed_build()).is_ok());
+        let e = client.call_tool("mempalace_status", Value::Null, None).await.unwrap_err();
+        assert!(e.to_string().contains("HTTP client setup failed ("), "{e}");
+        assert!(l.accept().is_err(), "a connection was made");
+        client.shutdown().await;
     }
 
     #[test]

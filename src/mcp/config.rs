@@ -1,7 +1,8 @@
 //! Environment → [`McpConfig`]. Names and defaults are part of the interface
-//! (docs/mempalace-bridge.md); a malformed value gives a warning and the default.
+//! (docs/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]; a malformed value gives a
+//! warning and the default.
 
-use crate::config::{EnvReader, Secret};
+use crate::env::{EnvReader, Secret, Url};
 use std::time::Duration;
 
 /// How to reach MemPalace and how patient to be with it.
@@ -16,8 +17,8 @@ pub struct McpConfig {
     /// child's environment whatever this says.
     pub child_env: Vec<(String, String)>,
     /// `MEMPALACE_REMOTE_URL`: when set, no child; MCP Streamable HTTP to this URL. It may carry
-    /// `user:password@` (sent as basic auth): never print it, print [`McpConfig::target`].
-    pub remote_url: Option<String>,
+    /// `user:password@` (sent as basic auth), which [`Url`] never shows.
+    pub remote_url: Option<Url>,
     /// `MEMPALACE_REMOTE_TOKEN`, sent as `Authorization: Bearer <token>`. Never logged.
     pub remote_token: Option<Secret>,
     /// `MEMPALACE_MCP_TIMEOUT_MS` (default 60000; 0 → `None` = no timeout): every request after
@@ -47,7 +48,7 @@ impl std::fmt::Debug for McpConfig {
             .field("bin", &self.bin)
             .field("args", &self.args)
             .field("child_env", &self.child_env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
-            .field("remote_url", &self.remote_url.as_ref().map(|_| self.target()))
+            .field("remote_url", &self.remote_url)
             .field("remote_token", &self.remote_token)
             .field("timeout", &self.timeout)
             .field("init_timeout", &self.init_timeout)
@@ -59,12 +60,6 @@ impl std::fmt::Debug for McpConfig {
     }
 }
 
-pub const DEFAULT_BIN: &str = "mempalace-mcp";
-pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
-pub const DEFAULT_INIT_TIMEOUT_MS: u64 = 300_000;
-pub const DEFAULT_MAX_RESPAWNS: u32 = 2;
-pub const DEFAULT_RESPAWN_BACKOFF_MS: u64 = 1000;
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Below this a message can't even hold a tool list; a smaller setting is refused.
 const MIN_MAX_MESSAGE_BYTES: u64 = 4096;
 
@@ -83,23 +78,10 @@ pub fn human_bytes(n: usize) -> String {
     }
 }
 
+/// The configuration of an empty environment (the table's defaults) with the fixed bounds.
 impl Default for McpConfig {
     fn default() -> Self {
-        McpConfig {
-            bin: DEFAULT_BIN.into(),
-            args: Vec::new(),
-            child_env: Vec::new(),
-            remote_url: None,
-            remote_token: None,
-            timeout: Some(Duration::from_millis(DEFAULT_TIMEOUT_MS)),
-            init_timeout: Some(Duration::from_millis(DEFAULT_INIT_TIMEOUT_MS)),
-            max_respawns: DEFAULT_MAX_RESPAWNS,
-            respawn_backoff: Duration::from_millis(DEFAULT_RESPAWN_BACKOFF_MS),
-            backoff_cap: Duration::from_secs(30),
-            kill_grace: Duration::from_secs(2),
-            debug: false,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-        }
+        McpConfig::read(&EnvReader::new(&|_: &str| None))
     }
 }
 
@@ -108,50 +90,45 @@ impl McpConfig {
     /// [`crate::config::Config`]). Warnings never quote the token or the URL (it may carry
     /// credentials).
     pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
-        let mut r = EnvReader::new(get);
-        let cfg = Self::read(&mut r);
-        (cfg, r.into_warnings())
+        let r = EnvReader::new(get);
+        let cfg = Self::read(&r);
+        (cfg, r.finish().0)
     }
 
     /// Reads the MCP client's variables, adding a warning per malformed value to `r` (never
     /// quoting the token or the URL).
-    pub fn read<F: Fn(&str) -> Option<String>>(r: &mut EnvReader<'_, F>) -> Self {
-        let mut num = |name: &str, default: u64| r.parsed(name, default, |_| true, "a whole number ≥ 0");
+    pub fn read(r: &EnvReader<'_>) -> Self {
         let ms_or_none = |v: u64| (v > 0).then(|| Duration::from_millis(v));
-        let timeout = ms_or_none(num("MEMPALACE_MCP_TIMEOUT_MS", DEFAULT_TIMEOUT_MS));
-        let init_timeout = ms_or_none(num("MEMPALACE_MCP_INIT_TIMEOUT_MS", DEFAULT_INIT_TIMEOUT_MS));
-        let max_respawns = num("MEMPALACE_MCP_MAX_RESPAWNS", DEFAULT_MAX_RESPAWNS as u64).min(u32::MAX as u64) as u32;
-        let respawn_backoff =
-            Duration::from_millis(num("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", DEFAULT_RESPAWN_BACKOFF_MS));
-        let max_message_bytes = r.parsed(
+        let timeout = ms_or_none(r.whole_millis("MEMPALACE_MCP_TIMEOUT_MS"));
+        let init_timeout = ms_or_none(r.whole_millis("MEMPALACE_MCP_INIT_TIMEOUT_MS"));
+        let max_respawns = r.number::<u64>("MEMPALACE_MCP_MAX_RESPAWNS", |_| true, "a whole number ≥ 0");
+        let respawn_backoff = Duration::from_millis(r.whole_millis("MEMPALACE_MCP_RESPAWN_BACKOFF_MS"));
+        let max_message_bytes = r.number::<u64>(
             "MEMPALACE_MCP_MAX_MESSAGE_BYTES",
-            DEFAULT_MAX_MESSAGE_BYTES as u64,
             |v| (MIN_MAX_MESSAGE_BYTES..=u32::MAX as u64).contains(v),
             "a whole number of bytes from 4096 to 4294967295",
         ) as usize;
-        let remote_url = r.text("MEMPALACE_REMOTE_URL");
+        let remote_url = r.url("MEMPALACE_REMOTE_URL");
         if let Some(u) = &remote_url {
-            if !matches!(reqwest::Url::parse(u), Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some())
-            {
+            if !u.parse().is_some_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some()) {
                 // Not a silent fallback to a local palace: the user meant a remote one.
                 r.warn("MEMPALACE_REMOTE_URL is not an http(s) URL with a host; the palace stays unreachable".into());
             }
         }
         McpConfig {
-            bin: r.text("MEMPALACE_MCP_BIN").unwrap_or_else(|| DEFAULT_BIN.into()),
-            args: r
-                .raw("MEMPALACE_MCP_ARGS")
-                .map(|a| a.split_whitespace().map(String::from).collect())
-                .unwrap_or_default(),
+            bin: r.text_or_default("MEMPALACE_MCP_BIN"),
+            args: r.words("MEMPALACE_MCP_ARGS"),
+            child_env: Vec::new(),
             remote_url,
-            remote_token: r.text("MEMPALACE_REMOTE_TOKEN").map(Secret::new),
+            remote_token: r.secret("MEMPALACE_REMOTE_TOKEN", true),
             timeout,
             init_timeout,
-            max_respawns,
+            max_respawns: max_respawns.min(u32::MAX as u64) as u32,
             respawn_backoff,
-            debug: r.text("MEMPALACE_EXT_DEBUG").as_deref() == Some("1"),
+            backoff_cap: Duration::from_secs(30),
+            kill_grace: Duration::from_secs(2),
+            debug: r.flag("MEMPALACE_EXT_DEBUG"),
             max_message_bytes,
-            ..McpConfig::default()
         }
     }
 
@@ -165,14 +142,7 @@ impl McpConfig {
     /// without credentials), for messages and cache keys.
     pub fn target(&self) -> String {
         match &self.remote_url {
-            Some(u) => match reqwest::Url::parse(u) {
-                Ok(mut p) => {
-                    let _ = p.set_password(None);
-                    let _ = p.set_username("");
-                    p.to_string()
-                }
-                Err(_) => "<invalid MEMPALACE_REMOTE_URL>".into(),
-            },
+            Some(u) => u.shown(),
             None => std::iter::once(self.bin.as_str())
                 .chain(self.args.iter().map(String::as_str))
                 .collect::<Vec<_>>()
@@ -228,7 +198,7 @@ mod tests {
         assert_eq!((c.timeout, c.init_timeout, c.max_respawns), (None, None, 0));
         assert_eq!(c.respawn_backoff, Duration::from_millis(250));
         assert!(c.debug);
-        assert_eq!(c.remote_url.as_deref(), Some("http://172.17.0.1:8765/mcp"));
+        assert_eq!(c.remote_url.as_ref().map(Url::expose), Some("http://172.17.0.1:8765/mcp"));
         assert_eq!(c.remote_token.as_ref().map(Secret::expose), Some("s3cret"));
         assert!(!format!("{c:?}").contains("s3cret"));
     }
@@ -247,9 +217,9 @@ mod tests {
         ]);
         assert_eq!(w.len(), 6, "{w:?}");
         assert!(w.iter().any(|l| l.contains("MEMPALACE_MCP_MAX_MESSAGE_BYTES")), "{w:?}");
-        assert_eq!(c.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        assert_eq!(c.max_message_bytes, 4 * 1024 * 1024);
         let (c, w) = cfg(&[("MEMPALACE_MCP_MAX_MESSAGE_BYTES", "10")]);
-        assert_eq!((c.max_message_bytes, w.len()), (DEFAULT_MAX_MESSAGE_BYTES, 1), "too small to hold a tool list");
+        assert_eq!((c.max_message_bytes, w.len()), (4 * 1024 * 1024, 1), "too small to hold a tool list");
         assert!(w.iter().all(|l| !l.contains("s3cret") && !l.contains(":pw@")));
         assert_eq!(c.timeout, Some(Duration::from_millis(60_000)));
         assert_eq!(c.init_timeout, Some(Duration::from_millis(300_000)));

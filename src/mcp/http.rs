@@ -5,8 +5,8 @@
 //! (errors, diagnostics) goes through `scrub`, so even a server echoing it can't leak it. The URL
 //! may carry `user:password@` (reqwest sends it as basic auth): messages show it without them.
 //!
-//! No redirect is followed (docs/trust.md): a 3xx fails the call, so
-//! the token and the body only ever go to the configured origin. One message (a JSON body, one SSE
+//! No redirect is followed (docs/trust.md; the client is [`crate::http::client`]'s): a 3xx fails the
+//! call, so the token and the body only ever go to the configured origin. One message (a JSON body, one SSE
 //! event) is at most `max_message_bytes`; a longer one fails the request it answers.
 
 use super::config::McpConfig;
@@ -14,7 +14,7 @@ use super::error::McpError;
 use super::framing::SseParser;
 use super::jsonrpc::{self, Incoming};
 use super::race::{race, Failure, Raced};
-use crate::config::Secret;
+use crate::env::{Secret, Url};
 use crate::sync::lock;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
@@ -48,39 +48,11 @@ struct Inner {
     debug: bool,
 }
 
-/// The HTTP client of the MCP transport: no proxy, and no redirect ever followed.
-pub(crate) fn client() -> reqwest::Client {
-    // reqwest is built without a TLS provider of its own; ring is installed once per process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .tcp_nodelay(true)
-        .user_agent(concat!("dotty-pi-ext/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|e| {
-            // Without our settings the client would follow redirects: better no client at all.
-            crate::diag!(
-                "MemPalace HTTP client setup failed ({}); the remote palace stays unreachable",
-                crate::diag::chain(&e)
-            );
-            reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap_or_default()
-        })
-}
-
-/// `url` as it may be printed: without `user:password@`.
-pub(crate) fn shown_url(url: &reqwest::Url) -> String {
-    let mut u = url.clone();
-    let _ = u.set_password(None);
-    let _ = u.set_username("");
-    u.to_string()
-}
-
 pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn, McpError> {
-    let raw = cfg.remote_url.as_deref().unwrap_or_default();
-    let url = reqwest::Url::parse(raw)
-        .ok()
+    let url = cfg
+        .remote_url
+        .as_ref()
+        .and_then(Url::parse)
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
         .ok_or_else(|| McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()))?;
     let auth = match &cfg.remote_token {
@@ -109,7 +81,7 @@ pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn,
     Ok(HttpConn {
         inner: Arc::new(Inner {
             client,
-            shown: shown_url(&url),
+            shown: crate::env::shown(&url),
             url,
             url_secrets,
             auth,
@@ -268,7 +240,7 @@ impl Inner {
             let location =
                 resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("(no Location)");
             let location = match self.url.join(location) {
-                Ok(u) => self.scrub(shown_url(&u)),
+                Ok(u) => self.scrub(crate::env::shown(&u)),
                 Err(_) => "(an invalid Location)".into(),
             };
             return Err(Failure::sent(McpError::Redirect {
@@ -410,7 +382,7 @@ mod tests {
     #[test]
     fn urls_are_shown_without_credentials() {
         let u = reqwest::Url::parse("http://alice:p%40ss@h:1/mcp").unwrap();
-        assert_eq!(shown_url(&u), "http://h:1/mcp");
+        assert_eq!(crate::env::shown(&u), "http://h:1/mcp");
         assert_eq!(percent_decode("p%40ss%2"), "p@ss%2");
     }
 
@@ -421,7 +393,7 @@ mod tests {
             remote_token: Some(Secret::new("tok-1")),
             ..McpConfig::default()
         };
-        let c = open(&cfg, client()).unwrap();
+        let c = open(&cfg, crate::http::client(None).unwrap()).unwrap();
         let s = c.inner.scrub("u:p%40ss-9 u:p@ss-9 p@ss-9 tok-1 user".into());
         assert_eq!(s, "<redacted> <redacted> <redacted> <redacted> user");
         assert_eq!(c.inner.shown, "http://h:1/mcp");

@@ -5,6 +5,9 @@
 use super::config::McpConfig;
 use super::error::McpError;
 use super::http::{self, HttpConn};
+
+/// The MCP transport's HTTP client, or why it could not be built.
+pub(crate) type HttpClient = Result<reqwest::Client, crate::http::BuildError>;
 use super::race::Failure;
 use super::stdio::{self, StdioConn};
 use serde_json::Value;
@@ -20,11 +23,18 @@ pub(crate) enum Conn {
 
 impl Conn {
     /// A new connection for `cfg`: a child of its own (no `remote_url`), or an HTTP session that
-    /// uses the client in `http` (made once, on the first remote open).
-    pub fn open(cfg: &McpConfig, http: &OnceLock<reqwest::Client>) -> Result<Conn, McpError> {
+    /// uses the client in `http` (built once, on the first remote open; a client that could not
+    /// be built fails the open, with no fallback).
+    pub fn open(cfg: &McpConfig, http: &OnceLock<HttpClient>) -> Result<Conn, McpError> {
         match cfg.remote_url {
             None => stdio::spawn(cfg).map(Conn::Stdio),
-            Some(_) => http::open(cfg, http.get_or_init(http::client).clone()).map(Conn::Http),
+            Some(_) => {
+                let client = http.get_or_init(|| crate::http::client(None)).clone();
+                // Without our settings a client would follow redirects: no client at all, then.
+                let client =
+                    client.map_err(|e| McpError::Config(format!("{e}; the remote palace stays unreachable")))?;
+                http::open(cfg, client).map(Conn::Http)
+            }
         }
     }
 

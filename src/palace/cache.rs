@@ -12,6 +12,7 @@
 
 use super::files::{create_private_dir, now_ms, write_atomic};
 use super::tools;
+use crate::env::Url;
 use crate::mcp::{McpConfig, ToolInfo};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -87,46 +88,21 @@ pub fn key(mcp: &McpConfig) -> String {
 }
 
 /// The cache key of a local stdio server: its command and arguments (an argument that is a URL
-/// loses its `user:password@`).
+/// loses its `user:password@`, [`Url::key`]).
 pub fn key_for_command(command: &str, args: &[String]) -> String {
     let mut key = format!("stdio:{command}");
     for a in args {
         key.push(' ');
-        key.push_str(&if a.contains("://") { without_credentials(a) } else { a.clone() });
+        key.push_str(&if a.contains("://") { Url::new(a.as_str()).key() } else { a.clone() });
     }
     key
 }
 
-/// The cache key of a remote server: its URL without user-info, query or fragment (the bearer
-/// token travels in a header, never here; this also keeps a token someone put in the URL out).
-pub fn key_for_url(url: &str) -> String {
-    format!("http:{}", without_credentials(url))
-}
-
-/// `url` without `user:password@`, query and fragment. Parsed as a URL where it is one; else cut
-/// by hand at the last `@` before the path (never leaving a password in).
-fn without_credentials(url: &str) -> String {
-    let url = url.trim();
-    if let Ok(mut u) = reqwest::Url::parse(url) {
-        if u.has_host() {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.set_query(None);
-            u.set_fragment(None);
-            return u.to_string();
-        }
-    }
-    let url = url.split(['#', '?']).next().unwrap_or(url);
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (format!("{s}://"), r),
-        None => (String::new(), url),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    format!("{scheme}{host}{path}")
+/// The cache key of a remote server: its URL without user-info, query or fragment ([`Url::key`];
+/// the bearer token travels in a header, never here; this also keeps a token someone put in the
+/// URL out).
+pub fn key_for_url(url: &Url) -> String {
+    format!("http:{}", url.key())
 }
 
 /// The cached tools for `key`: `Ok(None)` when there is no cache for this server (no file,
@@ -298,16 +274,16 @@ mod tests {
     #[test]
     fn keys_hold_no_secrets() {
         assert_eq!(
-            key_for_url("http://user:s3cret@172.17.0.1:8765/mcp?token=s3cret#x"),
+            key_for_url(&"http://user:s3cret@172.17.0.1:8765/mcp?token=s3cret#x".into()),
             "http:http://172.17.0.1:8765/mcp"
         );
-        assert_eq!(key_for_url(" https://h/mcp "), "http:https://h/mcp");
-        assert_eq!(key_for_url("http://only-user@h/mcp"), "http:http://h/mcp");
-        assert_eq!(key_for_url("user:s3cret@h:1/mcp"), "http:h:1/mcp");
+        assert_eq!(key_for_url(&" https://h/mcp ".into()), "http:https://h/mcp");
+        assert_eq!(key_for_url(&"http://only-user@h/mcp".into()), "http:http://h/mcp");
+        assert_eq!(key_for_url(&"user:s3cret@h:1/mcp".into()), "http:h:1/mcp");
         assert_eq!(key_for_command("mempalace-mcp", &[]), "stdio:mempalace-mcp");
         assert_eq!(key_for_command("m", &["--url".into(), "https://u:s3cret@h/x".into()]), "stdio:m --url https://h/x");
-        assert_ne!(key_for_command("a", &["b c".into()]), key_for_url("a b c"));
-        for k in [key_for_url("http://u:p%40ss@h/"), key_for_url("ftp://u:pw@h/")] {
+        assert_ne!(key_for_command("a", &["b c".into()]), key_for_url(&"a b c".into()));
+        for k in [key_for_url(&"http://u:p%40ss@h/".into()), key_for_url(&"ftp://u:pw@h/".into())] {
             assert!(!k.contains("ss@") && !k.contains("pw"), "{k}");
         }
     }

@@ -1,27 +1,17 @@
 //! The bridge's environment → [`PalaceConfig`]. Names and defaults are part of the interface
-//! (contracts/mempalace-bridge.md). A malformed number is reported as a warning and the default
-//! is used.
+//! (contracts/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]. A malformed number is
+//! reported as a warning and the default is used.
 
-use crate::config::EnvReader;
+use crate::env::EnvReader;
 use std::path::PathBuf;
 use std::time::Duration;
-
-pub const DEFAULT_AGENT_NAME: &str = "pi";
-pub const DEFAULT_FEED_BIN: &str = "mempalace-pi-session";
-pub const DEFAULT_FEED_WING: &str = "wing_conversations";
-pub const DEFAULT_FEED_DEBOUNCE_MS: u64 = 600_000;
-pub const DEFAULT_FEED_PREPARE_TIMEOUT_MS: u64 = 120_000;
-pub const DEFAULT_FEED_MINE_TIMEOUT_MS: u64 = 30_000;
-/// Default of `MEMPALACE_PI_REMOTE_PATH`: the inbox on the palace host that staged sessions are
-/// rsynced into and mined from. A leading `~/` is the remote user's home (rsync gets the path
-/// relative to it; the MemPalace server expands `~` itself).
-pub const DEFAULT_REMOTE_PATH: &str = "~/.mempalace/inbox/pi-sessions";
 
 /// Configuration of the MemPalace bridge's palace logic.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PalaceConfig {
-    /// `MEMPALACE_BRIDGE` (on unless `0`).
-    pub enabled: bool,
+    /// Why the bridge is off (`None`: it is on): `MEMPALACE_BRIDGE=0`, or pi's own MCP runs
+    /// MemPalace ([`crate::config::Config::effective`]).
+    pub off: Option<BridgeOff>,
     /// `MEMPALACE_AGENT_NAME`, default `pi`.
     pub agent_name: String,
     /// `MEMPALACE_FEED` (on unless `0`).
@@ -41,7 +31,9 @@ pub struct PalaceConfig {
     pub ssh_target: Option<String>,
     /// `MEMPALACE_PI_SSH_CONFIG`.
     pub ssh_config: Option<PathBuf>,
-    /// `MEMPALACE_PI_REMOTE_PATH`, default [`DEFAULT_REMOTE_PATH`].
+    /// `MEMPALACE_PI_REMOTE_PATH`, default `~/.mempalace/inbox/pi-sessions`: the inbox on the
+    /// palace host that staged sessions are rsynced into and mined from. A leading `~/` is the
+    /// remote user's home (rsync gets the path relative to it; the MemPalace server expands `~`).
     pub remote_path: String,
     /// `PI_CODING_AGENT_DIR`, default `$HOME/.pi/agent`.
     pub agent_dir: PathBuf,
@@ -53,54 +45,84 @@ pub struct PalaceConfig {
     pub tools: super::tool_filter::ToolFilter,
 }
 
+/// Why the bridge is off; `Display` is the reason the messages give in parentheses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BridgeOff {
+    /// `MEMPALACE_BRIDGE=0`.
+    Switch,
+    /// pi's own MCP runs a MemPalace server (`name`, defined in `source`): the bridge steps aside.
+    PiMcp { name: String, source: PathBuf },
+}
+
+impl std::fmt::Display for BridgeOff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BridgeOff::Switch => f.write_str("MEMPALACE_BRIDGE=0"),
+            BridgeOff::PiMcp { name, source } => {
+                write!(f, "pi's MCP runs the MemPalace server '{name}' of {}", source.display())
+            }
+        }
+    }
+}
+
 impl PalaceConfig {
     /// The palace configuration alone from `get`, with its warnings (the tests; pi reads
-    /// [`crate::config::Config`], which takes `remote` from the MCP configuration).
+    /// [`crate::config::Config`]).
     #[cfg(test)]
     pub(crate) fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
-        let mut r = EnvReader::new(get);
-        let mut cfg = Self::read(&mut r);
-        cfg.remote = r.text("MEMPALACE_REMOTE_URL").is_some();
-        (cfg, r.into_warnings())
+        let r = EnvReader::new(get);
+        let cfg = Self::read(&r);
+        (cfg, r.finish().0)
     }
 
-    /// Reads the palace logic's variables, adding a warning per malformed value to `r`. `remote`
-    /// is left false: [`crate::config::Config`] sets it from `MEMPALACE_REMOTE_URL`, which the MCP
-    /// configuration reads.
-    pub fn read<F: Fn(&str) -> Option<String>>(r: &mut EnvReader<'_, F>) -> Self {
-        let feed_debounce = r.millis("MEMPALACE_FEED_DEBOUNCE_MS", DEFAULT_FEED_DEBOUNCE_MS, true);
-        let prepare_timeout = r.millis("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", DEFAULT_FEED_PREPARE_TIMEOUT_MS, false);
-        let mine_timeout = r.millis("MEMPALACE_FEED_MINE_TIMEOUT_MS", DEFAULT_FEED_MINE_TIMEOUT_MS, false);
-        let text = |name: &str| r.text(name);
-        let agent_dir = match text("PI_CODING_AGENT_DIR") {
-            Some(d) => PathBuf::from(expand_home(&d, text("HOME").as_deref())),
-            None => PathBuf::from(r.home()).join(".pi/agent"),
+    /// Reads the palace logic's variables, adding a warning per malformed value to `r`.
+    pub fn read(r: &EnvReader<'_>) -> Self {
+        let feed_debounce = r.millis("MEMPALACE_FEED_DEBOUNCE_MS", true);
+        let prepare_timeout = r.millis("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", false);
+        let mine_timeout = r.millis("MEMPALACE_FEED_MINE_TIMEOUT_MS", false);
+        let home = || r.process("HOME").map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
+        let expanded = |name: &str| {
+            r.path(name).map(|p| {
+                let p = expand_home(&p, home().as_deref());
+                r.shown(name, p.clone());
+                PathBuf::from(p)
+            })
         };
+        let agent_dir = expanded("PI_CODING_AGENT_DIR").unwrap_or_else(|| PathBuf::from(r.home()).join(".pi/agent"));
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
-        let ssh_target = text("MEMPALACE_PI_SSH_TARGET");
+        let ssh_target = r.text("MEMPALACE_PI_SSH_TARGET");
         let ssh_refused = ssh_target.as_deref().and_then(super::process::refused_ssh_target);
+        let tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_TOOLS").as_deref());
+        if !tools.is_all() {
+            r.shown("MEMPALACE_TOOLS", tools.to_string());
+        }
         let cfg = PalaceConfig {
-            enabled: r.switch("MEMPALACE_BRIDGE"),
-            agent_name: text("MEMPALACE_AGENT_NAME").unwrap_or_else(|| DEFAULT_AGENT_NAME.into()),
+            off: (!r.switch("MEMPALACE_BRIDGE")).then_some(BridgeOff::Switch),
+            agent_name: r.text_or_default("MEMPALACE_AGENT_NAME"),
             feed: r.switch("MEMPALACE_FEED"),
-            feed_bin: text("MEMPALACE_FEED_BIN").unwrap_or_else(|| DEFAULT_FEED_BIN.into()),
-            feed_wing: text("MEMPALACE_FEED_WING").unwrap_or_else(|| DEFAULT_FEED_WING.into()),
+            feed_bin: r.text_or_default("MEMPALACE_FEED_BIN"),
+            feed_wing: r.text_or_default("MEMPALACE_FEED_WING"),
             feed_debounce,
             prepare_timeout,
             mine_timeout,
             ssh_target: ssh_target.filter(|_| ssh_refused.is_none()),
-            ssh_config: text("MEMPALACE_PI_SSH_CONFIG")
-                .map(|p| PathBuf::from(expand_home(&p, text("HOME").as_deref()))),
-            remote_path: text("MEMPALACE_PI_REMOTE_PATH").unwrap_or_else(|| DEFAULT_REMOTE_PATH.into()),
+            ssh_config: expanded("MEMPALACE_PI_SSH_CONFIG"),
+            remote_path: r.text_or_default("MEMPALACE_PI_REMOTE_PATH"),
             agent_dir,
-            remote: false,
-            search_path: r.raw("PATH"),
-            tools: super::tool_filter::ToolFilter::parse(text("MEMPALACE_TOOLS").as_deref()),
+            // `MEMPALACE_REMOTE_URL` is the MCP client's to read and check (`mcp::config`).
+            remote: r.is_set("MEMPALACE_REMOTE_URL"),
+            search_path: r.process("PATH"),
+            tools,
         };
         if let Some(why) = ssh_refused {
             r.warn(why);
         }
         cfg
+    }
+
+    /// True unless the bridge is off ([`PalaceConfig::off`]).
+    pub fn enabled(&self) -> bool {
+        self.off.is_none()
     }
 
     /// `<agentDir>/sessions`, where pi keeps its session JSONL.
@@ -147,7 +169,7 @@ mod tests {
     fn defaults() {
         let (c, w) = cfg(&[("HOME", "/home/u")]);
         assert!(w.is_empty(), "{w:?}");
-        assert!(c.enabled && c.feed && !c.remote);
+        assert!(c.enabled() && c.feed && !c.remote);
         assert_eq!(c.agent_name, "pi");
         assert_eq!(c.feed_bin, "mempalace-pi-session");
         assert_eq!(c.feed_wing, "wing_conversations");
@@ -156,7 +178,7 @@ mod tests {
         assert_eq!(c.mine_timeout, Duration::from_millis(30_000));
         assert_eq!(c.ssh_target, None);
         assert_eq!(c.ssh_config, None);
-        assert_eq!(c.remote_path, DEFAULT_REMOTE_PATH);
+        assert_eq!(c.remote_path, "~/.mempalace/inbox/pi-sessions");
         assert_eq!(c.agent_dir, PathBuf::from("/home/u/.pi/agent"));
         assert_eq!(c.lock_path(), PathBuf::from("/home/u/.pi/agent/mempalace-feed.lock"));
         assert_eq!(c.tools_cache_path(), PathBuf::from("/home/u/.pi/agent/mempalace-tools-cache.json"));
@@ -183,7 +205,8 @@ mod tests {
             ("MEMPALACE_TOOLS", "mempalace_search, mempalace_diary_*"),
         ]);
         assert!(w.is_empty(), "{w:?}");
-        assert!(!c.enabled && !c.feed && c.remote);
+        assert!(!c.enabled() && !c.feed && c.remote);
+        assert_eq!(c.off, Some(BridgeOff::Switch));
         assert_eq!(c.agent_name, "pi-laptop");
         assert_eq!(c.feed_bin, "/opt/x");
         assert_eq!(c.feed_wing, "wing_x");
@@ -219,10 +242,10 @@ mod tests {
         ]);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(w[0].contains("MEMPALACE_FEED_DEBOUNCE_MS"));
-        assert!(c.enabled);
-        assert_eq!(c.feed_debounce, Duration::from_millis(DEFAULT_FEED_DEBOUNCE_MS));
-        assert_eq!(c.prepare_timeout, Duration::from_millis(DEFAULT_FEED_PREPARE_TIMEOUT_MS));
-        assert_eq!(c.mine_timeout, Duration::from_millis(DEFAULT_FEED_MINE_TIMEOUT_MS));
+        assert!(c.enabled());
+        assert_eq!(c.feed_debounce, Duration::from_millis(600_000));
+        assert_eq!(c.prepare_timeout, Duration::from_millis(120_000));
+        assert_eq!(c.mine_timeout, Duration::from_millis(30_000));
         assert_eq!(c.agent_dir, PathBuf::from("/root/.pi/agent"));
     }
 }

@@ -18,6 +18,7 @@
 //! of the same name; a project entry without `command`, `url` or `type` only overrides `enabled`).
 //! The project file is read whether or not the user trusted the project in pi.
 
+use super::config::BridgeOff;
 use super::tool_filter::ToolFilter;
 use super::PalaceConfig;
 use serde_json::{Map, Value};
@@ -63,7 +64,7 @@ impl Coexistence {
                 ))
             }
             Coexistence::StepAside(s) => {
-                cfg.enabled = false;
+                cfg.off = Some(BridgeOff::PiMcp { name: s.name.clone(), source: s.source.clone() });
                 Some(format!(
                     "mempalace: pi's MCP runs a MemPalace server '{}' ({}); the bridge steps aside (one writer per palace, no duplicate tools): no wake-up or feeding. To have them, set \"enabled\": false on that entry, or serve the palace over HTTP and give the entry's url to MEMPALACE_REMOTE_URL",
                     s.name,
@@ -301,10 +302,10 @@ mod tests {
         let s = PiMempalace { name: "mem-palace".into(), source: "/h/.pi/agent/mcp.json".into(), url: None };
         assert_eq!(Coexistence::Alone.apply(&mut cfg), None);
         let said = Coexistence::ShareServer(s.clone()).apply(&mut cfg).unwrap();
-        assert!(cfg.enabled && !cfg.tools.allows("mempalace_search"), "{said}");
+        assert!(cfg.enabled() && !cfg.tools.allows("mempalace_search"), "{said}");
         assert_eq!(cfg.tools.to_string(), "none, pi's own MCP offers them"); // what /mempalace status says
         assert!(said.contains("mcp__mem_palace__*") && said.contains("/h/.pi/agent/mcp.json"), "{said}");
         let said = Coexistence::StepAside(s).apply(&mut cfg).unwrap();
-        assert!(!cfg.enabled && said.contains("steps aside") && said.contains("\"enabled\": false"), "{said}");
+        assert!(!cfg.enabled() && said.contains("steps aside") && said.contains("\"enabled\": false"), "{said}");
     }
 }

@@ -1,6 +1,6 @@
 //! dotty-behaviour: the person-review classifier and the cached camera description.
 
-use super::{send_json, HttpError};
+use super::{send_json, Http, HttpError};
 use crate::config::VoiceConfig;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
@@ -28,9 +28,13 @@ pub enum Review {
     Held(String),
 }
 
-pub async fn person_review(http: &reqwest::Client, cfg: &VoiceConfig, name: &str) -> Review {
+pub async fn person_review(http: &Http, cfg: &VoiceConfig, name: &str) -> Review {
     let url = format!("{}/api/voice/person_review_status?person_id={}", cfg.behaviour_url, encode_component(name));
-    match send_json(http.get(url).timeout(cfg.behaviour_timeout)).await {
+    let answer = match http.client() {
+        Ok(c) => send_json(c.get(url).timeout(cfg.behaviour_timeout)).await,
+        Err(e) => Err(e),
+    };
+    match answer {
         Ok(v) if v.get("needs_review") == Some(&serde_json::Value::Bool(false)) => Review::Approved,
         Ok(v) => Review::Held(format!(
             "classifier said needs_review={}",
@@ -41,9 +45,9 @@ pub async fn person_review(http: &reqwest::Client, cfg: &VoiceConfig, name: &str
 }
 
 /// The daemon's latest description, when it gives a non-empty string.
-pub async fn take_photo(http: &reqwest::Client, cfg: &VoiceConfig) -> Result<String, HttpError> {
+pub async fn take_photo(http: &Http, cfg: &VoiceConfig) -> Result<String, HttpError> {
     let url = format!("{}/api/voice/take_photo", cfg.behaviour_url);
-    let v = send_json(http.get(url).timeout(cfg.behaviour_timeout)).await?;
+    let v = send_json(http.client()?.get(url).timeout(cfg.behaviour_timeout)).await?;
     match v.get("description") {
         Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(s.clone()),
         _ => Err(HttpError::Body("no description".into())),

@@ -1,10 +1,9 @@
-//! Dotty's home services over HTTP: one shared client (one keep-alive pool) for the whole process.
+//! Dotty's home services over HTTP: one shared client (one keep-alive pool) for the whole process,
+//! built by [`crate::http`].
 
 pub mod dotty_behaviour;
 pub mod thinker;
 pub mod xiaozhi;
-
-use std::time::Duration;
 
 /// How an HTTP exchange failed, in the terms the replies need.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,26 +44,29 @@ impl From<reqwest::Error> for HttpError {
 /// a longer body fails the call instead of being held in memory.
 pub const MAX_BODY: usize = 1 << 20;
 
-/// Builds the process's HTTP client: keep-alive pool, no proxy from the environment (these are
-/// services on the same host; the TypeScript original used Node's `fetch`, which ignores proxies).
-/// No redirect is followed: `X-Admin-Token` and POST bodies only ever go to the configured origin,
-/// and a 3xx is a failure of that call (the review classifier then holds the fact).
-pub fn client(unix_socket: Option<&std::path::Path>) -> reqwest::Client {
-    // reqwest is built without a TLS provider of its own; ring is installed once per process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut b = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .tcp_nodelay(true)
-        .user_agent(concat!("dotty-pi-ext/", env!("CARGO_PKG_VERSION")));
-    if let Some(path) = unix_socket {
-        b = b.unix_socket(path);
+/// The home services' HTTP client ([`crate::http::client`]: no redirect is followed, so
+/// `X-Admin-Token` and POST bodies only ever go to the configured origin, and a 3xx is a failure
+/// of that call; the review classifier then holds the fact), or why it could not be built: then
+/// every call fails with that, as with a service that can't be reached.
+#[derive(Debug, Clone)]
+pub struct Http(Result<reqwest::Client, crate::http::BuildError>);
+
+impl Http {
+    /// The client, or the failure every call answers with.
+    pub fn client(&self) -> Result<&reqwest::Client, HttpError> {
+        self.0.as_ref().map_err(|e| HttpError::Transport(e.to_string()))
     }
-    b.build().unwrap_or_else(|e| {
-        crate::diag!("HTTP client setup failed ({}); using defaults", crate::diag::chain(&e));
-        reqwest::Client::new()
-    })
+}
+
+impl From<Result<reqwest::Client, crate::http::BuildError>> for Http {
+    fn from(built: Result<reqwest::Client, crate::http::BuildError>) -> Http {
+        Http(built)
+    }
+}
+
+/// Builds a client for the home services (`unix_socket`: the admin API's socket).
+pub fn client(unix_socket: Option<&std::path::Path>) -> Http {
+    Http(crate::http::client(unix_socket))
 }
 
 /// Sends a request and reads its body (at most [`MAX_BODY`] bytes), mapping failures to
@@ -158,7 +160,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_over_the_cap_fails_without_being_read_whole() {
-        let client = client(None);
+        let client = client(None).client().unwrap().clone();
         let (url, _) = serve(
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".into(),
             50 << 20,
@@ -182,7 +184,7 @@ mod tests {
 
     #[tokio::test]
     async fn redirects_are_not_followed() {
-        let client = client(None);
+        let client = client(None).client().unwrap().clone();
         let (elsewhere, hits) = serve("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}".into(), 0).await;
         for status in
             ["301 Moved Permanently", "302 Found", "303 See Other", "307 Temporary Redirect", "308 Permanent Redirect"]
@@ -198,7 +200,7 @@ mod tests {
 
     #[tokio::test]
     async fn transport_errors_never_carry_the_url_or_its_credentials() {
-        let client = client(None);
+        let client = client(None).client().unwrap().clone();
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = l.local_addr().unwrap().port();
         drop(l);

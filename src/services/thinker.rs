@@ -1,6 +1,6 @@
 //! llama-swap: one non-streaming chat completion with thinking switched off.
 
-use super::{send_json, HttpError};
+use super::{send_json, Http, HttpError};
 use crate::config::VoiceConfig;
 use serde_json::{json, Value};
 
@@ -38,10 +38,11 @@ pub fn answer_of(v: &Value) -> Result<String, HttpError> {
     })
 }
 
-pub async fn ask(http: &reqwest::Client, cfg: &VoiceConfig, question: &str) -> Result<String, HttpError> {
+pub async fn ask(http: &Http, cfg: &VoiceConfig, question: &str) -> Result<String, HttpError> {
     let body =
         serde_json::to_vec(&request_body(&cfg.thinker_model, question)).map_err(|e| HttpError::Body(e.to_string()))?;
     let req = http
+        .client()?
         .post(&cfg.thinker_url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body)

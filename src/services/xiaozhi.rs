@@ -1,6 +1,6 @@
 //! xiaozhi-server's admin API: the song catalogue (cached) and play-asset, over TCP or a UNIX socket.
 
-use super::{send, send_json, HttpError};
+use super::{send, send_json, Http, HttpError};
 use crate::config::VoiceConfig;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,9 +10,9 @@ pub const CATALOGUE_TTL: Duration = Duration::from_secs(60);
 
 /// The admin endpoint, when one is configured.
 pub struct Admin {
-    http: reqwest::Client,
+    http: Http,
     base: String,
-    token: Option<crate::config::Secret>,
+    token: Option<crate::env::Secret>,
     timeout: Duration,
     // A tokio Mutex on purpose: it is held across the catalogue fetch, so calls that arrive while a
     // fetch is in flight wait for it and share its result instead of fetching again.
@@ -23,7 +23,7 @@ pub struct Admin {
 impl Admin {
     /// `None` when neither `XIAOZHI_HOST` nor `XIAOZHI_ADMIN_SOCKET` is set. `tcp` is the shared
     /// client; a UNIX socket gets a client of its own (a reqwest client binds one socket).
-    pub fn new(cfg: &VoiceConfig, tcp: &reqwest::Client) -> Option<Admin> {
+    pub fn new(cfg: &VoiceConfig, tcp: &Http) -> Option<Admin> {
         let (http, base) = if let Some(sock) = &cfg.admin_socket {
             (super::client(Some(sock)), "http://localhost".to_string())
         } else {
@@ -46,12 +46,12 @@ impl Admin {
         self.catalogue_fetches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let mut r = self.http.request(method, format!("{}{path}", self.base)).timeout(self.timeout);
+    fn request(&self, method: reqwest::Method, path: &str) -> Result<reqwest::RequestBuilder, HttpError> {
+        let mut r = self.http.client()?.request(method, format!("{}{path}", self.base)).timeout(self.timeout);
         if let Some(t) = &self.token {
             r = r.header("X-Admin-Token", t.expose());
         }
-        r
+        Ok(r)
     }
 
     /// The song files, from cache when fresh. Any failure gives (and caches) an empty list.
@@ -63,7 +63,11 @@ impl Admin {
             }
         }
         self.catalogue_fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let files = match send_json(self.request(reqwest::Method::GET, "/xiaozhi/admin/songs")).await {
+        let fetched = match self.request(reqwest::Method::GET, "/xiaozhi/admin/songs") {
+            Ok(req) => send_json(req).await,
+            Err(e) => Err(e),
+        };
+        let files = match fetched {
             Ok(v) => plain_files(&v),
             Err(e) => {
                 crate::diag!("play_song: song catalogue unavailable: {e}");
@@ -78,7 +82,7 @@ impl Admin {
     /// Asks xiaozhi-server to play `asset`. Only status 200 is success.
     pub async fn play(&self, asset: &str) -> Result<(), HttpError> {
         let req = self
-            .request(reqwest::Method::POST, "/xiaozhi/admin/play-asset")
+            .request(reqwest::Method::POST, "/xiaozhi/admin/play-asset")?
             .json(&serde_json::json!({ "asset": asset }));
         match send(req).await {
             Ok((200, _)) => Ok(()),

@@ -73,7 +73,7 @@ impl Tool {
 pub struct Voice {
     cfg: VoiceConfig,
     brain: Arc<Brain>,
-    http: reqwest::Client,
+    http: crate::services::Http,
     admin: Option<Admin>,
     log: Arc<turn_log::TurnLog>,
 }

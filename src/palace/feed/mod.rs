@@ -62,7 +62,7 @@ impl SkipReason {
 
 /// Feeding is off: `MEMPALACE_BRIDGE=0` or `MEMPALACE_FEED=0`.
 fn is_off(cfg: &PalaceConfig) -> bool {
-    !cfg.enabled || !cfg.feed
+    !cfg.enabled() || !cfg.feed
 }
 
 /// A remote palace the transcripts can't be sent to: no `MEMPALACE_PI_SSH_TARGET`.
