@@ -217,19 +217,19 @@ impl Bridge {
     }
 
     /// The tools known right now (the cache until the server has answered).
-    pub fn known_tools(&self) -> Vec<ToolInfo> {
+    pub(crate) fn known_tools(&self) -> Vec<ToolInfo> {
         lock(&self.tools).clone()
     }
 
     /// The known tools pi is offered (`MEMPALACE_TOOLS`), before any name clash is looked at.
-    pub fn offered_tools(&self) -> Vec<ToolInfo> {
+    pub(crate) fn offered_tools(&self) -> Vec<ToolInfo> {
         self.cfg.tools.apply(self.known_tools())
     }
 
     /// The known tools pi may register now: those `MEMPALACE_TOOLS` offers, minus those whose
     /// names something else in this pi process has (`taken`: pi's tool names, minus this
     /// extension's own). A name taken is said once on stderr.
-    pub fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
+    pub(crate) fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
         let known = self.offered_tools();
         let clash: Vec<String> =
             crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();

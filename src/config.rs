@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// The whole configuration of the extension.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     pub voice: VoiceConfig,
     pub mcp: McpConfig,
     pub palace: PalaceConfig,
@@ -44,7 +44,7 @@ impl Config {
     /// configuration (`<agentDir>/mcp.json`, `<cwd>/.pi/mcp.json`), which may make the bridge share
     /// pi's server or step aside (`palace::pi_mcp`). pi's load, `feed`, `feed --dry-run` and
     /// `doctor` all read this one.
-    pub fn effective<F: Fn(&str) -> Option<String>>(get: &F, cwd: Option<&Path>) -> Config {
+    pub(crate) fn effective<F: Fn(&str) -> Option<String>>(get: &F, cwd: Option<&Path>) -> Config {
         let mut cfg = Self::from_lookup(get);
         // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
         if cfg.palace.enabled() {
@@ -175,7 +175,7 @@ fn base_url(r: &EnvReader<'_>, name: &str) -> String {
 }
 
 /// True for `localhost`, 127.0.0.0/8 and ::1 (bracketed or not).
-pub fn is_loopback_host(host: &str) -> bool {
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
 }

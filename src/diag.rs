@@ -23,7 +23,7 @@ const MAX_LINE: usize = 2000;
 const QUEUE: usize = 1024;
 
 static PENDING: AtomicUsize = AtomicUsize::new(0);
-pub static DROPPED: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static DROPPED: AtomicUsize = AtomicUsize::new(0);
 
 static SINK: Lazy<Option<SyncSender<String>>> = Lazy::new(|| {
     let (tx, rx) = sync_channel::<String>(QUEUE);
@@ -53,7 +53,7 @@ fn cut(mut line: String) -> String {
 }
 
 /// Queues a finished line (with its newline) for stderr.
-pub fn emit(line: String) {
+pub(crate) fn emit(line: String) {
     let line = cut(line);
     match &*SINK {
         Some(tx) => {
@@ -116,7 +116,7 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
 
 /// The innermost cause of an error: the short reason a person can act on
 /// ("Connection refused (os error 111)" rather than "error sending request for url ...").
-pub fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = err;
     while let Some(next) = cur.source() {
         cur = next;

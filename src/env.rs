@@ -42,7 +42,7 @@ pub enum Kind {
 
 /// A variable's default.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum DefaultValue {
+pub(crate) enum DefaultValue {
     /// Used as is when the variable is unset.
     Text(&'static str),
     /// The number used when the variable is unset.
@@ -62,7 +62,7 @@ impl std::fmt::Display for DefaultValue {
 
 /// One environment variable: a row of [`VARIABLES`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Var {
+pub(crate) struct Var {
     pub name: &'static str,
     pub default: DefaultValue,
     pub kind: Kind,
@@ -72,7 +72,7 @@ pub struct Var {
 
 impl Var {
     /// A secret is never shown, only whether it is set.
-    pub fn is_secret(&self) -> bool {
+    pub(crate) fn is_secret(&self) -> bool {
         self.kind == Kind::Secret
     }
 }
@@ -88,7 +88,7 @@ use DefaultValue::{Described, Number, Text};
 /// (README, docs/configuration.md).
 // A table, one variable per line (rustfmt would break the long rows into five lines each).
 #[rustfmt::skip]
-pub const VARIABLES: &[Var] = &[
+pub(crate) const VARIABLES: &[Var] = &[
     var("DOTTY_VOICE_TOOLS", Text("1"), Kind::Switch, "0 switches the voice tools and the per-turn log off"),
     var("DOTTY_BRAIN_DB", Described("$HOME/.pi/memory/brain.db"), Kind::Path, "brain.db (a path set here is never created)"),
     var("PERSON_MEMORY_MAX_FACTS", Number(6), Kind::Number, "facts returned by recall_person"),
@@ -132,12 +132,12 @@ pub const VARIABLES: &[Var] = &[
 ];
 
 /// The row of `name`.
-pub fn variable(name: &str) -> Option<&'static Var> {
+pub(crate) fn variable(name: &str) -> Option<&'static Var> {
     VARIABLES.iter().find(|v| v.name == name)
 }
 
 /// The default of a text variable (`""` for a variable whose default is not a text).
-pub fn default_text(name: &str) -> &'static str {
+pub(crate) fn default_text(name: &str) -> &'static str {
     match variable(name).map(|v| v.default) {
         Some(DefaultValue::Text(s)) => s,
         _ => "",
@@ -224,7 +224,7 @@ impl<'a> EnvReader<'a> {
     }
 
     /// A text variable, or its row's default.
-    pub fn text_or_default(&self, name: &str) -> String {
+    pub(crate) fn text_or_default(&self, name: &str) -> String {
         self.text(name).unwrap_or_else(|| default_text(name).to_string())
     }
 
@@ -247,7 +247,7 @@ impl<'a> EnvReader<'a> {
     }
 
     /// A secret, exactly as set (`trim`: without surrounding whitespace); shown as `set (hidden)`.
-    pub fn secret(&self, name: &str, trim: bool) -> Option<Secret> {
+    pub(crate) fn secret(&self, name: &str, trim: bool) -> Option<Secret> {
         let v = if trim { self.trimmed(name, Kind::Secret) } else { self.lookup(name, Kind::Secret) };
         v.map(|s| {
             self.shown(name, "set (hidden)");
@@ -269,12 +269,12 @@ impl<'a> EnvReader<'a> {
 
     /// A comma-separated list of patterns, as set, trimmed (the caller parses it and records the
     /// parsed form).
-    pub fn patterns(&self, name: &str) -> Option<String> {
+    pub(crate) fn patterns(&self, name: &str) -> Option<String> {
         self.trimmed(name, Kind::Patterns)
     }
 
     /// On unless set to `0`.
-    pub fn switch(&self, name: &str) -> bool {
+    pub(crate) fn switch(&self, name: &str) -> bool {
         let v = self.trimmed(name, Kind::Switch);
         let on = v.as_deref() != Some("0");
         if v.is_some() {
@@ -316,7 +316,7 @@ impl<'a> EnvReader<'a> {
     /// True when `name` is set (to anything but blanks), without reading it as any kind: a second
     /// module's view of a variable another one reads (the palace is remote when the MCP client
     /// has a URL).
-    pub fn is_set(&self, name: &str) -> bool {
+    pub(crate) fn is_set(&self, name: &str) -> bool {
         let mut seen = self.seen.borrow_mut();
         seen.entry(name.to_string())
             .or_insert_with(|| (self.get)(name))
@@ -334,7 +334,7 @@ impl<'a> EnvReader<'a> {
     }
 
     /// Milliseconds; zero allowed only when `allow_zero` (where the contract gives 0 a meaning).
-    pub fn millis(&self, name: &str, allow_zero: bool) -> std::time::Duration {
+    pub(crate) fn millis(&self, name: &str, allow_zero: bool) -> std::time::Duration {
         let what = if allow_zero { "a number of milliseconds" } else { "a positive number of milliseconds" };
         let ms = self.parsed(name, Kind::Millis, Self::default_number(name), |v| allow_zero || *v > 0, what);
         std::time::Duration::from_millis(ms)
@@ -342,7 +342,7 @@ impl<'a> EnvReader<'a> {
 
     /// Milliseconds, read as [`EnvReader::millis`] reads them with every whole number allowed, but
     /// reported as "a whole number ≥ 0" (the MCP client's wording); 0 stays 0.
-    pub fn whole_millis(&self, name: &str) -> u64 {
+    pub(crate) fn whole_millis(&self, name: &str) -> u64 {
         self.parsed(name, Kind::Millis, Self::default_number(name), |_| true, "a whole number ≥ 0")
     }
 
@@ -384,7 +384,7 @@ impl<'a> EnvReader<'a> {
     }
 
     /// Adds a warning of the caller's own.
-    pub fn warn(&self, w: String) {
+    pub(crate) fn warn(&self, w: String) {
         self.warnings.borrow_mut().push(w);
     }
 
@@ -403,7 +403,7 @@ impl Secret {
         Secret(s.into())
     }
     /// The secret itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -427,7 +427,7 @@ impl Url {
     }
 
     /// The URL as set, credentials included.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 

@@ -51,7 +51,7 @@ impl Error {
     }
 
     /// `err` and its sources, outermost first, joined with ": " ([`crate::diag::chain`]).
-    pub fn from_chain(kind: Kind, err: &(dyn std::error::Error + 'static)) -> Error {
+    pub(crate) fn from_chain(kind: Kind, err: &(dyn std::error::Error + 'static)) -> Error {
         Error { kind, message: crate::diag::chain(err) }
     }
 

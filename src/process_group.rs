@@ -13,7 +13,7 @@ pub(crate) struct ProcessGroup {
 
 impl ProcessGroup {
     /// The group a child started with `process_group(0)` leads (its pgid is its pid; 0 = none).
-    pub fn of_leader(pid: u32) -> Self {
+    pub(crate) fn of_leader(pid: u32) -> Self {
         ProcessGroup { pgid: pid as libc::pid_t, armed: pid > 0 }
     }
 

@@ -3,13 +3,13 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as the contract's timestamp.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     rfc3339_millis(ms)
 }
 
 /// Milliseconds since the epoch → `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn rfc3339_millis(ms: i64) -> String {
+pub(crate) fn rfc3339_millis(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let millis = ms.rem_euclid(1000);
     let days = secs.div_euclid(86_400);

@@ -199,7 +199,7 @@ impl Lanes {
     /// Readers free to take a part of a lookup now: idle, or answering their last job (all of
     /// them before the first read). A lookup is split over these only, so that lookups in flight
     /// together don't each pay for a split (see `Brain::submit_lookup`).
-    pub fn spare_readers(&self) -> usize {
+    pub(crate) fn spare_readers(&self) -> usize {
         match self.read.get() {
             Some(Some(readers)) => readers.spare(),
             Some(None) => 0,

@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 
 /// The schema of a production brain.db (`brain-schema.sql`, described in docs/voice-tools.md), used only to create
 /// a brand-new file at the default path.
-pub const SCHEMA_SQL: &str = include_str!("../../brain-schema.sql");
+pub(crate) const SCHEMA_SQL: &str = include_str!("../../brain-schema.sql");
 
 /// Reader threads (one read connection each) at most. More concurrent lookups wait in the queue
 /// instead of each opening a connection and a thread: on two cores, 64 SQLite threads only fight
@@ -55,7 +55,7 @@ const MAX_READERS: usize = 4;
 
 /// Counters that tests and benchmarks read to prove there is one store per process.
 #[derive(Debug, Default)]
-pub struct BrainStats {
+pub(crate) struct BrainStats {
     pub writer_opens: AtomicUsize,
     pub reader_opens: AtomicUsize,
     pub files_created: AtomicUsize,
@@ -129,7 +129,7 @@ impl Brain {
 
     /// Runs a read (`lookup`, `person_facts`) on a reader thread and hands its result to `done`
     /// there. Returns at once: this is how a tool call reaches SQLite from the JS thread.
-    pub fn submit_read<T: Send + 'static>(
+    pub(crate) fn submit_read<T: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&Brain) -> Result<T> + Send + 'static,
         done: impl FnOnce(Result<T>) + Send + 'static,
@@ -145,7 +145,7 @@ impl Brain {
 
     /// Queues a write for the writer threads; `done` gets the row's id there once the transaction
     /// holding it has committed (or the write's error). Returns at once.
-    pub fn submit_write(self: &Arc<Self>, op: WriteOp, done: impl FnOnce(Result<String>) + Send + 'static) {
+    pub(crate) fn submit_write(self: &Arc<Self>, op: WriteOp, done: impl FnOnce(Result<String>) + Send + 'static) {
         self.lanes.write(self, WriteJob { op, done: Box::new(done) });
     }
 

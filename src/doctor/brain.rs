@@ -131,7 +131,7 @@ fn objects(conn: &Connection) -> rusqlite::Result<(Objects, BTreeSet<String>)> {
 }
 
 /// The tables, indexes, triggers and `memories` columns of the production schema that are missing.
-pub fn missing_schema(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+pub(crate) fn missing_schema(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let reference = Connection::open_in_memory()?;
     reference.execute_batch(SCHEMA)?;
     let (want_objs, want_cols) = objects(&reference)?;

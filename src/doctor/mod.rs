@@ -46,7 +46,7 @@ impl Check {
     pub fn ok(name: impl Into<String>, detail: impl Into<String>) -> Check {
         Check { name: name.into(), status: Status::Ok, detail: detail.into(), fix: None }
     }
-    pub fn warn(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(crate) fn warn(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
         Check { name: name.into(), status: Status::Warn, detail: detail.into(), fix: Some(fix.into()) }
     }
     pub fn fail(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
@@ -134,7 +134,7 @@ pub struct Host {
 }
 
 /// The longest the palace check waits, whatever the configured init timeout says.
-pub const PALACE_CAP: Duration = Duration::from_secs(10);
+pub(crate) const PALACE_CAP: Duration = Duration::from_secs(10);
 
 /// Runs every check against the environment `get` and pi's MCP configuration as seen from
 /// `host.cwd`: the configuration pi would run with ([`crate::config::Config::effective`]).

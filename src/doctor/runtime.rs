@@ -3,8 +3,8 @@
 use super::{Check, Host};
 use std::path::{Path, PathBuf};
 
-pub const TESTED_PI: &[&str] = &["0.73.1", "0.74.0"];
-pub const TESTED_NODE_MAJOR: &str = "20";
+pub(crate) const TESTED_PI: &[&str] = &["0.73.1", "0.74.0"];
+pub(crate) const TESTED_NODE_MAJOR: &str = "20";
 const PI_PACKAGES: &[&str] = &["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
 
 pub fn check(host: &Host) -> Vec<Check> {
@@ -39,7 +39,7 @@ pub fn check(host: &Host) -> Vec<Check> {
 
 /// pi's package, from `node_modules` in the working directory and above, then the global folder
 /// of the running Node (`<prefix>/lib/node_modules`).
-pub fn find_pi(host: &Host) -> Option<(String, PathBuf, String)> {
+pub(crate) fn find_pi(host: &Host) -> Option<(String, PathBuf, String)> {
     let mut roots: Vec<PathBuf> =
         host.cwd.iter().flat_map(|c| c.ancestors().map(|a| a.join("node_modules")).collect::<Vec<_>>()).collect();
     if let Some(exe) = &host.node_exec_path {

@@ -98,7 +98,7 @@ pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
 }
 
 /// `…/v1/chat/completions` → `…/v1/models`; any other URL: `<origin>/v1/models`.
-pub fn models_url(thinker_url: &str) -> String {
+pub(crate) fn models_url(thinker_url: &str) -> String {
     if let Some(base) = thinker_url.strip_suffix("/chat/completions") {
         return format!("{base}/models");
     }

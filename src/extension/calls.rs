@@ -185,7 +185,7 @@ impl Extension {
         }
     }
 
-    pub fn calls_in_flight(&self) -> usize {
+    pub(crate) fn calls_in_flight(&self) -> usize {
         lock(&self.cancels).len()
     }
 }

@@ -31,7 +31,7 @@ pub(crate) struct Spawned {
 
 /// Starts the child in a process group of its own. It inherits our environment minus
 /// [`SECRET_ENV`].
-pub(crate) fn spawn(cfg: &McpConfig) -> Result<Spawned, McpError> {
+pub fn spawn(cfg: &McpConfig) -> Result<Spawned, McpError> {
     let mut cmd = Command::new(&cfg.bin);
     cmd.args(&cfg.args).envs(cfg.child_env.iter().map(|(k, v)| (k, v)));
     for k in SECRET_ENV {
@@ -73,7 +73,7 @@ impl StderrTail {
 
     /// Reads the child's stderr to its end (Node closes fd 2 for its children, so stderr must be
     /// piped, never inherited), keeping the last 3 lines; each line goes to ours when debugging.
-    pub async fn drain(&self, stderr: ChildStderr, debug: bool) {
+    pub(crate) async fn drain(&self, stderr: ChildStderr, debug: bool) {
         let mut r = BufReader::new(stderr);
         let mut buf = Vec::new();
         loop {

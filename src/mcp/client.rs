@@ -100,7 +100,7 @@ impl McpClient {
     }
 
     /// `serverInfo` (`{name, version}`) from the last `initialize` answer, if any.
-    pub fn server_info(&self) -> Option<Value> {
+    pub(crate) fn server_info(&self) -> Option<Value> {
         self.st().server_info.clone()
     }
 

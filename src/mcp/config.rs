@@ -64,7 +64,7 @@ impl std::fmt::Debug for McpConfig {
 const MIN_MAX_MESSAGE_BYTES: u64 = 4096;
 
 /// A byte count as the contract writes it: "4 MiB", "512 KiB", "3000 bytes".
-pub fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     const KIB: usize = 1024;
     const MIB: usize = 1024 * 1024;
     if n >= MIB && n.is_multiple_of(MIB) {

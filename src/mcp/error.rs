@@ -52,7 +52,7 @@ impl McpError {
 
     /// What made the client give up (a [`McpError::Down`]'s last error), else the error itself:
     /// the cause a person can act on.
-    pub fn cause(&self) -> &McpError {
+    pub(crate) fn cause(&self) -> &McpError {
         match self {
             McpError::Down { last: Some(last), .. } => last,
             e => e,

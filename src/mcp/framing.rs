@@ -38,7 +38,7 @@ const MAX_ID_BYTES: usize = 128;
 
 impl IdScan {
     /// Ready for the next message.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         *self = IdScan::default();
     }
 

@@ -97,11 +97,11 @@ pub(crate) fn open(cfg: &McpConfig, client: reqwest::Client) -> Result<HttpConn,
 }
 
 impl HttpConn {
-    pub fn is_dead(&self) -> bool {
+    pub(crate) fn is_dead(&self) -> bool {
         self.inner.dead.borrow().is_some()
     }
 
-    pub fn set_protocol(&self, v: &str) {
+    pub(crate) fn set_protocol(&self, v: &str) {
         *lock(&self.inner.protocol) = Some(v.to_string());
     }
 
@@ -137,7 +137,7 @@ impl HttpConn {
         });
     }
 
-    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
         self.inner.round_trip(&jsonrpc::notification(method, params), None).await.map(|_| ()).map_err(|f| f.err)
     }
 
@@ -147,7 +147,7 @@ impl HttpConn {
         tokio::spawn(async move { inner.delete_session(Duration::from_secs(2)).await });
     }
 
-    pub async fn terminate(&self, grace: Duration) {
+    pub(crate) async fn terminate(&self, grace: Duration) {
         self.inner.die("the client closed the session".into());
         self.inner.delete_session(grace).await;
     }

@@ -12,7 +12,7 @@ pub const PROTOCOL_VERSION: &str = "2025-06-18";
 pub const KNOWN_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The `initialize` params this client sends (also when an HTTP session is re-initialized).
-pub fn initialize_params() -> Value {
+pub(crate) fn initialize_params() -> Value {
     json!({
         "protocolVersion": PROTOCOL_VERSION,
         "capabilities": {},
@@ -26,7 +26,7 @@ pub fn request(id: u64, method: &str, params: Value) -> Value {
 }
 
 /// A notification (no id: the server sends no reply).
-pub fn notification(method: &str, params: Option<Value>) -> Value {
+pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
     match params {
         Some(p) => json!({"jsonrpc": "2.0", "method": method, "params": p}),
         None => json!({"jsonrpc": "2.0", "method": method}),

@@ -12,7 +12,7 @@ use tokio::sync::{oneshot, watch};
 /// (the child was already gone, the TCP connection was refused) can be retried on a new server
 /// without risking a double write; one that may have (the server died while working on it) is not.
 #[derive(Debug)]
-pub(crate) struct Failure {
+pub struct Failure {
     pub err: McpError,
     pub sent: bool,
 }
@@ -21,7 +21,7 @@ impl Failure {
     pub fn sent(err: McpError) -> Self {
         Failure { err, sent: true }
     }
-    pub fn not_sent(err: McpError) -> Self {
+    pub(crate) fn not_sent(err: McpError) -> Self {
         Failure { err, sent: false }
     }
 }

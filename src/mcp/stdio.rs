@@ -123,7 +123,7 @@ pub(crate) struct StdioConn {
 }
 
 /// Starts the child (`child::spawn`) and the four tasks that serve it.
-pub(crate) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
+pub fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
     let child::Spawned { child, pid, group, stdin, stdout, stderr } = child::spawn(cfg)?;
     let (kill_tx, kill_rx) = oneshot::channel();
     let sh = Arc::new(Shared {
@@ -158,7 +158,7 @@ impl StdioConn {
 
     /// Dead when said so, or when the child has exited though its reaper has not run yet: its
     /// exit status is there to be read (a request sent now would go to a corpse).
-    pub fn is_dead(&self) -> bool {
+    pub(crate) fn is_dead(&self) -> bool {
         if self.sh.dead.borrow().is_some() {
             return true;
         }
@@ -239,7 +239,7 @@ impl StdioConn {
         }
     }
 
-    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
         let sent = match self.sender() {
             Some(tx) => tx.send(Out { line: line_of(&jsonrpc::notification(method, params)), ack: None }).await.is_ok(),
             None => false,
@@ -260,7 +260,7 @@ impl StdioConn {
         self.sh.kill(reason.to_string(), grace);
     }
 
-    pub async fn terminate(&self, grace: Duration) {
+    pub(crate) async fn terminate(&self, grace: Duration) {
         self.kill("the client stopped the server", grace);
         let mut rx = self.exited.clone();
         let _ = rx.wait_for(|s| s.is_some()).await;

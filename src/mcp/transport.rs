@@ -54,7 +54,7 @@ impl Conn {
     }
 
     /// Sends a notification.
-    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
         match self {
             Conn::Stdio(c) => c.notify(method, params).await,
             Conn::Http(c) => c.notify(method, params).await,
@@ -62,7 +62,7 @@ impl Conn {
     }
 
     /// True once the connection can't carry requests any more.
-    pub fn is_dead(&self) -> bool {
+    pub(crate) fn is_dead(&self) -> bool {
         match self {
             Conn::Stdio(c) => c.is_dead(),
             Conn::Http(c) => c.is_dead(),
@@ -80,7 +80,7 @@ impl Conn {
 
     /// Stops the connection and waits until it is gone (the child reaped): closes stdin, SIGTERM,
     /// SIGKILL after `grace`.
-    pub async fn terminate(&self, grace: Duration) {
+    pub(crate) async fn terminate(&self, grace: Duration) {
         match self {
             Conn::Stdio(c) => c.terminate(grace).await,
             Conn::Http(c) => c.terminate(grace).await,
@@ -88,7 +88,7 @@ impl Conn {
     }
 
     /// Records the negotiated protocol version (HTTP sends it as `MCP-Protocol-Version`).
-    pub fn set_protocol(&self, v: &str) {
+    pub(crate) fn set_protocol(&self, v: &str) {
         if let Conn::Http(c) = self {
             c.set_protocol(v)
         }

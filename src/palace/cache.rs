@@ -89,7 +89,7 @@ pub fn key(mcp: &McpConfig) -> String {
 
 /// The cache key of a local stdio server: its command and arguments (an argument that is a URL
 /// loses its `user:password@`, [`Url::key`]).
-pub fn key_for_command(command: &str, args: &[String]) -> String {
+pub(crate) fn key_for_command(command: &str, args: &[String]) -> String {
     let mut key = format!("stdio:{command}");
     for a in args {
         key.push(' ');
@@ -101,7 +101,7 @@ pub fn key_for_command(command: &str, args: &[String]) -> String {
 /// The cache key of a remote server: its URL without user-info, query or fragment ([`Url::key`];
 /// the bearer token travels in a header, never here; this also keeps a token someone put in the
 /// URL out).
-pub fn key_for_url(url: &Url) -> String {
+pub(crate) fn key_for_url(url: &Url) -> String {
     format!("http:{}", url.key())
 }
 

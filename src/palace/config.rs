@@ -69,7 +69,7 @@ impl PalaceConfig {
     /// The palace configuration alone from `get`, with its warnings (the tests; pi reads
     /// [`crate::config::Config`]).
     #[cfg(test)]
-    pub(crate) fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
+    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> (Self, Vec<String>) {
         let r = EnvReader::new(get);
         let cfg = Self::read(&r);
         (cfg, r.finish().0)
@@ -121,17 +121,17 @@ impl PalaceConfig {
     }
 
     /// True unless the bridge is off ([`PalaceConfig::off`]).
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.off.is_none()
     }
 
     /// `<agentDir>/sessions`, where pi keeps its session JSONL.
-    pub fn sessions_dir(&self) -> PathBuf {
+    pub(crate) fn sessions_dir(&self) -> PathBuf {
         self.agent_dir.join("sessions")
     }
 
     /// `<agentDir>/mempalace-feed`, the built-in exporter's staging area and state.
-    pub fn feed_dir(&self) -> PathBuf {
+    pub(crate) fn feed_dir(&self) -> PathBuf {
         self.agent_dir.join("mempalace-feed")
     }
 
@@ -141,7 +141,7 @@ impl PalaceConfig {
     }
 
     /// `<agentDir>/mempalace-tools-cache.json`.
-    pub fn tools_cache_path(&self) -> PathBuf {
+    pub(crate) fn tools_cache_path(&self) -> PathBuf {
         super::cache::cache_path(&self.agent_dir)
     }
 }

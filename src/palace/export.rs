@@ -84,7 +84,7 @@ fn has_text(content: &serde_json::Value) -> bool {
 
 /// What a session file looked like when it was last exported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     pub size: u64,
     #[serde(rename = "mtimeNs")]
     pub mtime_ns: i128,
@@ -128,7 +128,7 @@ impl BuiltinExporter {
         Self::new(cfg.sessions_dir(), cfg.feed_dir())
     }
 
-    pub fn staging_dir(&self) -> PathBuf {
+    pub(crate) fn staging_dir(&self) -> PathBuf {
         self.feed_dir.join("staging")
     }
 

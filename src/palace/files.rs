@@ -9,13 +9,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `create_dir_all` where every folder created is 0700 (the bridge's files are private to the
 /// user); folders that exist keep their modes.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 /// Writes `bytes` to `path` through `<path>.<pid>.<uuid>.tmp` + fsync + rename. A new file is
 /// 0600; a file replaced keeps the mode it had.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
     let tmp = path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), uuid::Uuid::new_v4().simple()));
     let mode = std::fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o7777);
@@ -35,18 +35,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Now, in milliseconds since the Unix epoch (0 before it).
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     millis_since_epoch(SystemTime::now())
 }
 
 /// `t` in milliseconds since the Unix epoch (0 before it).
-pub fn millis_since_epoch(t: SystemTime) -> u64 {
+pub(crate) fn millis_since_epoch(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// How long ago `at_ms` was, in one unit a person reads at a glance: "42 s", "3 min", "5 h",
 /// "2 days".
-pub fn age(at_ms: u64) -> String {
+pub(crate) fn age(at_ms: u64) -> String {
     match now_ms().saturating_sub(at_ms) / 1000 {
         s if s < 120 => format!("{s} s"),
         s if s < 7200 => format!("{} min", s / 60),

@@ -40,7 +40,7 @@ pub struct PiMempalace {
 
 /// What the bridge does beside pi's MCP.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Coexistence {
+pub(crate) enum Coexistence {
     /// No enabled MemPalace server in pi's configuration: the bridge works as configured.
     Alone,
     /// pi's server is the bridge's HTTP palace: the bridge keeps its work, pi offers the tools.
@@ -76,7 +76,7 @@ impl Coexistence {
 }
 
 /// The decision for the bridge configured with `remote_url`, given pi's enabled MemPalace servers.
-pub fn decide(found: &[PiMempalace], remote_url: Option<&str>) -> Coexistence {
+pub(crate) fn decide(found: &[PiMempalace], remote_url: Option<&str>) -> Coexistence {
     let same = |s: &&PiMempalace| matches!((&s.url, remote_url), (Some(a), Some(b)) if same_url(a, b));
     if let Some(s) = found.iter().find(same) {
         return Coexistence::ShareServer(s.clone());

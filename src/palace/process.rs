@@ -16,7 +16,7 @@ const MAX_CAPTURE: usize = 64 * 1024;
 
 /// `bin` as an executable path: a name containing `/` is taken as is, anything else is looked
 /// up in `path_var` (a `PATH` value). `None` when it isn't an executable file.
-pub fn resolve_bin(bin: &str, path_var: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn resolve_bin(bin: &str, path_var: Option<&str>) -> Option<PathBuf> {
     if bin.is_empty() {
         return None;
     }
@@ -162,7 +162,7 @@ pub fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_config:
 
 /// Why an rsync/ssh target is refused: one starting with `-` would reach rsync or ssh as an
 /// option (`-oProxyCommand=...` runs a command), and an empty one is no host.
-pub fn refused_ssh_target(target: &str) -> Option<String> {
+pub(crate) fn refused_ssh_target(target: &str) -> Option<String> {
     if target.starts_with('-') {
         return Some(format!(
             "MEMPALACE_PI_SSH_TARGET {} starts with '-' and would be read as an option by rsync/ssh: refused, remote feeding is off",

@@ -25,7 +25,7 @@ impl ToolFilter {
     }
 
     /// True when every tool is offered (the default).
-    pub fn is_all(&self) -> bool {
+    pub(crate) fn is_all(&self) -> bool {
         self.0.is_none()
     }
 

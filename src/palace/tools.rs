@@ -13,14 +13,14 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::fmt;
 
-pub const MAX_NAME_CHARS: usize = 64;
-pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_SCHEMA_BYTES: usize = 256 * 1024;
 pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
-pub const MAX_TOOLS: usize = 512;
+pub(crate) const MAX_TOOLS: usize = 512;
 /// Names, descriptions and schemas (serialized) of all the tools taken, together.
-pub const MAX_TOTAL_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_TOTAL_BYTES: usize = 4 * 1024 * 1024;
 /// pi's own tools: a palace tool of the same name would take their place.
-pub const PI_BUILTINS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub(crate) const PI_BUILTINS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 /// Refused names shown in the stderr line (the count is always complete).
 const NAMES_SHOWN: usize = 3;
 
@@ -78,7 +78,7 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// Why `tool` may never be registered, whatever else is in its list.
-pub fn refusal(tool: &ToolInfo) -> Option<Why> {
+pub(crate) fn refusal(tool: &ToolInfo) -> Option<Why> {
     let name = tool.name.as_str();
     if !valid_name(name) {
         return Some(Why::BadName);
@@ -179,7 +179,7 @@ pub fn taken_elsewhere<'a>(tools: &'a [ToolInfo], taken: &[String]) -> Vec<&'a s
 
 /// Bytes of `v` serialized as compact JSON, counting no further than just past `limit` (a
 /// million-value schema is not written out to be measured).
-pub fn serialized_len(v: &Value, limit: usize) -> usize {
+pub(crate) fn serialized_len(v: &Value, limit: usize) -> usize {
     struct Counter {
         n: usize,
         limit: usize,

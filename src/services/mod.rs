@@ -42,7 +42,7 @@ impl From<reqwest::Error> for HttpError {
 
 /// The most a home service may answer (body bytes). Their real answers are a few hundred bytes;
 /// a longer body fails the call instead of being held in memory.
-pub const MAX_BODY: usize = 1 << 20;
+pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// The home services' HTTP client ([`crate::http::client`]: no redirect is followed, so
 /// `X-Admin-Token` and POST bodies only ever go to the configured origin, and a 3xx is a failure
@@ -105,7 +105,7 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<String, 
 }
 
 /// [`send`], then parse the 2xx body as JSON.
-pub async fn send_json(req: reqwest::RequestBuilder) -> Result<serde_json::Value, HttpError> {
+pub(crate) async fn send_json(req: reqwest::RequestBuilder) -> Result<serde_json::Value, HttpError> {
     let (_, body) = send(req).await?;
     serde_json::from_str(&body).map_err(|e| HttpError::Body(e.to_string()))
 }

@@ -80,7 +80,7 @@ pub struct Failure {
 
 /// Counts of a brain.db's conversation rows that still hold scaffolding: (rows starting `user: `,
 /// of those polluted). Read-only: `doctor` reports it.
-pub fn count_polluted(conn: &Connection) -> rusqlite::Result<(u64, u64)> {
+pub(crate) fn count_polluted(conn: &Connection) -> rusqlite::Result<(u64, u64)> {
     let (mut scanned, mut polluted) = (0, 0);
     scan(conn, |batch| {
         scanned += batch.len() as u64;
@@ -332,7 +332,7 @@ pub fn command(path: &Path, dry_run: bool, backup: &Backup) -> (String, i32) {
 }
 
 /// The report printed by the command.
-pub fn render(path: &Path, dry_run: bool, out: &Outcome) -> String {
+pub(crate) fn render(path: &Path, dry_run: bool, out: &Outcome) -> String {
     let mut s = String::new();
     if dry_run {
         s += &format!("clean-turns --dry-run: {} (nothing written)\n", path.display());

@@ -34,7 +34,7 @@ pub enum Tool {
 
 impl Tool {
     /// Every voice tool, in the stable order pi registers them.
-    pub const ALL: [Tool; 7] = [
+    pub(crate) const ALL: [Tool; 7] = [
         Tool::MemoryLookup,
         Tool::Remember,
         Tool::RecallPerson,
@@ -58,7 +58,7 @@ impl Tool {
     }
 
     /// The voice tool called `name`, if one is.
-    pub fn named(name: &str) -> Option<Tool> {
+    pub(crate) fn named(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 

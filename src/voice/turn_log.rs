@@ -73,12 +73,12 @@ pub enum Content {
 
 /// Whether the log reads the content of a message with this role: the user's and the assistant's,
 /// never a tool result's.
-pub fn reads_content(role: &str) -> bool {
+pub(crate) fn reads_content(role: &str) -> bool {
     role == "user" || role == "assistant"
 }
 
 /// Whether a content block of this `type` counts: text only (thinking, tool calls and images don't).
-pub fn counts_block(kind: &str) -> bool {
+pub(crate) fn counts_block(kind: &str) -> bool {
     kind == "text"
 }
 

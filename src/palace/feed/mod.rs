@@ -49,7 +49,7 @@ impl SkipReason {
     /// Why no feed of this configuration ever runs ([`SkipReason::Disabled`] or
     /// [`SkipReason::NoSshTarget`]), or None. A trigger checks the first before anything else and
     /// the second when its feed starts.
-    pub fn of_config(cfg: &PalaceConfig) -> Option<SkipReason> {
+    pub(crate) fn of_config(cfg: &PalaceConfig) -> Option<SkipReason> {
         if is_off(cfg) {
             Some(SkipReason::Disabled)
         } else if lacks_ssh_target(cfg) {
@@ -122,7 +122,7 @@ impl Feeder {
 
     /// True while a feed runs (the tests watch coalescing with it).
     #[cfg(test)]
-    pub fn is_feeding(&self) -> bool {
+    pub(crate) fn is_feeding(&self) -> bool {
         lock(&self.inner.state).in_flight.is_some()
     }
 
