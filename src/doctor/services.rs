@@ -22,79 +22,80 @@ pub async fn check(cfg: &VoiceConfig) -> Vec<Check> {
         Ok(c) => c,
         Err(failed) => return vec![failed],
     };
-    let behaviour = probe(
+    let (a, b, c) = tokio::join!(behaviour(cfg, &tcp), thinker(cfg, &tcp), xiaozhi(cfg, &tcp));
+    vec![a, b, c]
+}
+
+/// dotty-behaviour's review classifier, asked about a person named `doctor`.
+async fn behaviour(cfg: &VoiceConfig, tcp: &reqwest::Client) -> Check {
+    probe(
         "dotty-behaviour",
         tcp.get(format!("{}/api/voice/person_review_status?person_id=doctor", cfg.behaviour_url))
             .timeout(cfg.behaviour_timeout),
         cfg.behaviour_timeout,
         |v| format!("needs_review={}", v.get("needs_review").map_or("<missing>".into(), Value::to_string)),
         "start dotty-behaviour or set DOTTY_BEHAVIOUR_URL to where it listens",
-    );
-    let models_url = models_url(&cfg.thinker_url);
+    )
+    .await
+}
+
+/// llama-swap's model list, and whether `VOICE_THINKER_MODEL` is in it (a warning when not).
+async fn thinker(cfg: &VoiceConfig, tcp: &reqwest::Client) -> Check {
     let model = cfg.thinker_model.clone();
-    let thinker = async {
-        let mut c = probe(
-            "llama-swap",
-            tcp.get(&models_url).timeout(cfg.thinker_timeout),
-            cfg.thinker_timeout,
-            move |v| {
-                let ids: Vec<&str> = v
-                    .get("data")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).collect())
-                    .unwrap_or_default();
-                format!(
-                    "{} models{}",
-                    ids.len(),
-                    if ids.contains(&model.as_str()) {
-                        format!(", {model} among them")
-                    } else {
-                        format!(", {model} NOT among them")
-                    }
-                )
-            },
-            "start llama-swap or set VOICE_THINKER_URL to its /v1/chat/completions",
-        )
-        .await;
-        if c.status == super::Status::Ok && c.detail.contains("NOT among them") {
-            c.status = super::Status::Warn;
-            c.fix = Some(
-                "set VOICE_THINKER_MODEL to one of llama-swap's models, or add the model to llama-swap's config".into(),
-            );
+    let mut c = probe(
+        "llama-swap",
+        tcp.get(models_url(&cfg.thinker_url)).timeout(cfg.thinker_timeout),
+        cfg.thinker_timeout,
+        move |v| {
+            let ids: Vec<&str> = v
+                .get("data")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).collect())
+                .unwrap_or_default();
+            let among = if ids.contains(&model.as_str()) { "among them" } else { "NOT among them" };
+            format!("{} models, {model} {among}", ids.len())
+        },
+        "start llama-swap or set VOICE_THINKER_URL to its /v1/chat/completions",
+    )
+    .await;
+    if c.status == super::Status::Ok && c.detail.contains("NOT among them") {
+        c.status = super::Status::Warn;
+        c.fix = Some(
+            "set VOICE_THINKER_MODEL to one of llama-swap's models, or add the model to llama-swap's config".into(),
+        );
+    }
+    c
+}
+
+/// xiaozhi-server's admin API (its song list, with the token), over TCP or its UNIX socket.
+async fn xiaozhi(cfg: &VoiceConfig, tcp: &reqwest::Client) -> Check {
+    let (http, base) = if let Some(sock) = &cfg.admin_socket {
+        match built("xiaozhi admin", client(Some(sock))) {
+            Ok(c) => (c, "http://localhost".to_string()),
+            Err(failed) => return failed,
         }
-        c
-    };
-    let xiaozhi = async {
-        let (http, base) = if let Some(sock) = &cfg.admin_socket {
-            match built("xiaozhi admin", client(Some(sock))) {
-                Ok(c) => (c, "http://localhost".to_string()),
-                Err(failed) => return failed,
-            }
-        } else if let Some(host) = &cfg.xiaozhi_host {
-            let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.clone() };
-            (tcp.clone(), format!("http://{host}:{}", cfg.xiaozhi_port))
-        } else {
-            return Check::warn(
-                "xiaozhi admin",
-                "not configured: play_song can't reach xiaozhi-server",
-                "set XIAOZHI_HOST (and XIAOZHI_HTTP_PORT) or XIAOZHI_ADMIN_SOCKET",
-            );
-        };
-        let mut req = http.get(format!("{base}/xiaozhi/admin/songs")).timeout(cfg.xiaozhi_timeout);
-        if let Some(t) = &cfg.admin_token {
-            req = req.header("X-Admin-Token", t.expose());
-        }
-        probe(
+    } else if let Some(host) = &cfg.xiaozhi_host {
+        let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.clone() };
+        (tcp.clone(), format!("http://{host}:{}", cfg.xiaozhi_port))
+    } else {
+        return Check::warn(
             "xiaozhi admin",
-            req,
-            cfg.xiaozhi_timeout,
-            |v| format!("{} songs", v.get("files").and_then(Value::as_array).map_or(0, Vec::len)),
-            "start xiaozhi-server or fix XIAOZHI_HOST / XIAOZHI_HTTP_PORT / XIAOZHI_ADMIN_SOCKET",
-        )
-        .await
+            "not configured: play_song can't reach xiaozhi-server",
+            "set XIAOZHI_HOST (and XIAOZHI_HTTP_PORT) or XIAOZHI_ADMIN_SOCKET",
+        );
     };
-    let (a, b, c) = tokio::join!(behaviour, thinker, xiaozhi);
-    vec![a, b, c]
+    let mut req = http.get(format!("{base}/xiaozhi/admin/songs")).timeout(cfg.xiaozhi_timeout);
+    if let Some(t) = &cfg.admin_token {
+        req = req.header("X-Admin-Token", t.expose());
+    }
+    probe(
+        "xiaozhi admin",
+        req,
+        cfg.xiaozhi_timeout,
+        |v| format!("{} songs", v.get("files").and_then(Value::as_array).map_or(0, Vec::len)),
+        "start xiaozhi-server or fix XIAOZHI_HOST / XIAOZHI_HTTP_PORT / XIAOZHI_ADMIN_SOCKET",
+    )
+    .await
 }
 
 /// `…/v1/chat/completions` → `…/v1/models`; any other URL: `<origin>/v1/models`.
