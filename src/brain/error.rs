@@ -48,9 +48,14 @@ impl BrainError {
 
     /// True when another connection held the lock past the busy timeout: worth another try.
     pub fn is_busy(&self) -> bool {
-        matches!(self, BrainError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-            if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+        matches!(self, BrainError::Sqlite(e) if is_busy(e))
     }
+}
+
+/// True when SQLite gave up waiting for another connection's lock (busy or locked).
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 /// What the store's operations return.

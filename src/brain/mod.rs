@@ -32,7 +32,7 @@ mod lanes;
 mod search;
 mod write;
 
-pub use error::{BrainError, Result};
+pub use error::{is_busy, BrainError, Result};
 pub use file::open_read_only;
 pub use search::Hit;
 pub use write::{NewMemory, WriteOp};

@@ -15,6 +15,7 @@
 //! to a new 0600 file beside brain.db. `--dry-run` opens the file read-only and writes nothing.
 
 use super::scaffolding;
+use crate::brain::is_busy;
 use crate::text::first_chars;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
@@ -248,11 +249,6 @@ fn begin_immediate(conn: &Connection, on_wait: &mut dyn FnMut()) -> rusqlite::Re
     };
     conn.busy_timeout(BUSY_TIMEOUT)?;
     r
-}
-
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _)
-        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
