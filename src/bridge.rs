@@ -362,6 +362,7 @@ impl Bridge {
             format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
             format!("last error: {last_error}"),
             format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
+            format!("redaction: {}", crate::palace::feed::redaction_line(&self.cfg)),
         ]
         .join("\n")
     }

@@ -122,6 +122,7 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_FEED_DEBOUNCE_MS", Number(600_000), Kind::Millis, "minimum gap between mid-session feeds; 0 = none"),
     var("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", Number(120_000), Kind::Millis, "kills a wedged prepare step"),
     var("MEMPALACE_FEED_MINE_TIMEOUT_MS", Number(30_000), Kind::Millis, "caps the mempalace_mine call"),
+    var("MEMPALACE_FEED_REDACT", Described("on, built-in rules"), Kind::Path, "a file of extra regexes to redact from fed transcripts; off = no redaction (unsafe for a shared palace)"),
     var("MEMPALACE_PI_SSH_TARGET", Described("unset"), Kind::Text, "remote palace: rsync target for the staged export"),
     var("MEMPALACE_PI_SSH_CONFIG", Described("unset"), Kind::Path, "ssh config file for that rsync"),
     // A leading `~/` is the remote user's home: rsync gets the path relative to it.
@@ -147,6 +148,12 @@ pub(crate) fn default_text(name: &str) -> &'static str {
 /// This process's environment, as a lookup for [`EnvReader`] (the only reader of it).
 pub fn process(name: &str) -> Option<String> {
     std::env::var(name).ok()
+}
+
+/// Every variable of this process's environment (name, value; not UTF-8 ones skipped): what the
+/// feed's redactor matches exactly ([`crate::palace::redact`] picks the secrets by name).
+pub fn process_all() -> Vec<(String, String)> {
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
 }
 
 /// What one reading of the environment found: each variable that was set, as the readers parsed

@@ -20,7 +20,7 @@ pub fn plan(pal: &PalaceConfig) -> String {
         Some(_) => return "feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0): nothing would be sent".into(),
         None => {}
     }
-    let mut out = String::new();
+    let mut out = format!("redaction: {}\n", crate::palace::feed::redaction_line(pal));
     if let Some(bin) = resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
         out.push_str(&format!(
             "would run the external exporter: {} --prepare --reason cli --wing {}\n",
@@ -36,13 +36,25 @@ pub fn plan(pal: &PalaceConfig) -> String {
             sessions.len(),
             good.len()
         ));
+        // The redaction the staged copies would get, counted on the sessions as they are now.
+        let redactor = crate::palace::redact::for_feed(pal);
+        let mut would = crate::palace::redact::Counts::new();
         for (p, size, _) in &good {
             out.push_str(&format!(
                 "  would stage {} ({size} bytes) unless unchanged since the last feed\n",
                 p.strip_prefix(pal.sessions_dir()).unwrap_or(p).display()
             ));
+            if let (Some(r), Ok(bytes)) = (&redactor, std::fs::read(p)) {
+                r.redact_jsonl(&bytes, &mut would);
+            }
         }
         out.push_str(&format!("staging folder: {}\n", pal.feed_dir().join("staging").display()));
+        if redactor.is_some() {
+            out.push_str(&format!(
+                "redaction: would replace {} in those sessions\n",
+                crate::palace::redact::describe(&would)
+            ));
+        }
     }
     if let Some(t) = &pal.ssh_target {
         out.push_str(&format!("would rsync the staged sessions to {t}:{}\n", pal.remote_path));
@@ -81,9 +93,14 @@ fn sessions(dir: &Path) -> Vec<(PathBuf, u64, bool)> {
 /// What a feed did, in one line, and whether that is a success.
 pub fn describe(o: &FeedOutcome) -> (String, bool) {
     match o {
-        FeedOutcome::Fed { source, output } => {
-            (format!("fed {source} to the palace: {}", crate::text::first_chars(output.trim(), 400)), true)
-        }
+        FeedOutcome::Fed { source, output, redacted } => (
+            format!(
+                "fed {source} to the palace (redacted: {}): {}",
+                crate::palace::redact::describe(redacted),
+                crate::text::first_chars(output.trim(), 400)
+            ),
+            true,
+        ),
         FeedOutcome::NothingToFeed => ("nothing to feed: no session changed since the last feed".into(), true),
         FeedOutcome::Skipped(SkipReason::Disabled) => {
             ("feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0)".into(), true)

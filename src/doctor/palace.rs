@@ -61,6 +61,7 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     client.shutdown().await;
     out.push(cache_check(pal, mcp, live.as_deref()));
     out.push(feed_check(pal));
+    out.push(redaction_check(pal));
     out
 }
 
@@ -127,6 +128,19 @@ fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::T
                 ),
             }
         }
+    }
+}
+
+/// Whether what is fed is redacted, and what the last feed replaced (counts per kind).
+fn redaction_check(pal: &PalaceConfig) -> Check {
+    let line = crate::palace::feed::redaction_line(pal);
+    match crate::palace::feed::unredacted_warning(pal) {
+        Some(why) => Check::warn(
+            "feed redaction",
+            format!("{line}; {why}"),
+            "unset MEMPALACE_FEED_REDACT=off (and, for a remote palace, use the built-in exporter)",
+        ),
+        None => Check::ok("feed redaction", line),
     }
 }
 
@@ -284,8 +298,13 @@ mod tests {
         let (pal, _) = fixture(&[], d.path());
         assert_eq!(feed_check(&pal).status, Status::Ok);
         let write = |reason: &str, ran, detail: &str| {
-            let last =
-                LastFeed { at_ms: crate::palace::files::now_ms(), reason: reason.into(), ran, detail: detail.into() };
+            let last = LastFeed {
+                at_ms: crate::palace::files::now_ms(),
+                reason: reason.into(),
+                ran,
+                detail: detail.into(),
+                redacted: Default::default(),
+            };
             last.write(&pal.feed_dir()).unwrap();
         };
         write("quit", Ran::Failed, "mempalace_mine: Peer MCP writer active");

@@ -27,6 +27,8 @@ pub struct PalaceConfig {
     pub prepare_timeout: Duration,
     /// `MEMPALACE_FEED_MINE_TIMEOUT_MS`, default 30000 (must be > 0).
     pub mine_timeout: Duration,
+    /// `MEMPALACE_FEED_REDACT`: redaction of the staged transcripts (on by default).
+    pub redact: Redact,
     /// `MEMPALACE_PI_SSH_TARGET` (remote feeding is skipped without it).
     pub ssh_target: Option<String>,
     /// `MEMPALACE_PI_SSH_CONFIG`.
@@ -43,6 +45,24 @@ pub struct PalaceConfig {
     pub search_path: Option<String>,
     /// `MEMPALACE_TOOLS`: the palace tools pi is offered (default: all).
     pub tools: super::tool_filter::ToolFilter,
+}
+
+/// `MEMPALACE_FEED_REDACT`: unset = on with the built-in rules; a path = on, plus that file's
+/// patterns; `off` = no redaction (unsafe for a shared palace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Redact {
+    Off,
+    On { patterns: Option<PathBuf> },
+}
+
+impl std::fmt::Display for Redact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Redact::Off => f.write_str("off (MEMPALACE_FEED_REDACT=off: transcripts are fed unredacted)"),
+            Redact::On { patterns: None } => f.write_str("on (built-in rules)"),
+            Redact::On { patterns: Some(p) } => write!(f, "on (built-in rules + {})", p.display()),
+        }
+    }
 }
 
 /// Why the bridge is off; `Display` is the reason the messages give in parentheses.
@@ -88,6 +108,10 @@ impl PalaceConfig {
                 PathBuf::from(p)
             })
         };
+        let redact = match expanded("MEMPALACE_FEED_REDACT") {
+            Some(p) if p.as_os_str().eq_ignore_ascii_case("off") => Redact::Off,
+            patterns => Redact::On { patterns },
+        };
         let agent_dir = expanded("PI_CODING_AGENT_DIR").unwrap_or_else(|| PathBuf::from(r.home()).join(".pi/agent"));
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = r.text("MEMPALACE_PI_SSH_TARGET");
@@ -105,6 +129,7 @@ impl PalaceConfig {
             feed_debounce,
             prepare_timeout,
             mine_timeout,
+            redact,
             ssh_target: ssh_target.filter(|_| ssh_refused.is_none()),
             ssh_config: expanded("MEMPALACE_PI_SSH_CONFIG"),
             remote_path: r.text_or_default("MEMPALACE_PI_REMOTE_PATH"),

@@ -10,9 +10,17 @@
 //! ([`StagedExport::commit`]), so a failed mine is retried by the next trigger. The operator's
 //! tools read that state through [`recorded`], never the file.
 //!
+//! What is staged is redacted ([`super::redact`]): every string of every line, with the secrets
+//! replaced by `[REDACTED:<kind>]`; pi's own files are only read. The staged bytes are redacted in
+//! memory before they are written, so no unredacted copy of a session is written anywhere (the
+//! temporary file of [`write_atomic`] holds the redacted bytes). The state records whether the
+//! copies were redacted: a state written without redaction (by an older version, or with
+//! `MEMPALACE_FEED_REDACT=off`) re-stages every session, so no unredacted copy stays staged.
+//!
 //! The external exporter and the rsync to a remote palace live in [`super::process`].
 
 use super::files::{create_private_dir, write_atomic};
+use super::redact::{Counts, Redactor};
 use crate::diag;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -96,13 +104,22 @@ pub(crate) struct Fingerprint {
 struct State {
     version: u32,
     sessions: BTreeMap<String, Fingerprint>,
+    /// How the staged copies were made: [`REDACTED`] or absent (unredacted). A state whose mark
+    /// differs from this run's re-stages everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    redaction: Option<String>,
 }
+
+/// The state's mark of copies staged redacted.
+const REDACTED: &str = "redacted-v1";
 
 /// The built-in exporter of pi's session JSONL.
 #[derive(Debug, Clone)]
 pub struct BuiltinExporter {
     sessions_dir: PathBuf,
     feed_dir: PathBuf,
+    /// None: staged as they are (`MEMPALACE_FEED_REDACT=off`).
+    redactor: Option<std::sync::Arc<Redactor>>,
 }
 
 /// Sessions staged by [`BuiltinExporter::prepare`], waiting for a successful mine.
@@ -113,19 +130,28 @@ pub struct StagedExport {
     pub dir: PathBuf,
     /// The staging copies written by this run.
     pub staged: Vec<PathBuf>,
+    /// What the redaction replaced in the copies written by this run, per kind.
+    pub redacted: Counts,
     state_path: PathBuf,
     pending: BTreeMap<String, Fingerprint>,
+    redaction: Option<String>,
 }
 
 impl BuiltinExporter {
     /// Exports `sessions_dir` into `feed_dir/staging`, keeping its state in `feed_dir/state.json`.
     pub fn new(sessions_dir: impl Into<PathBuf>, feed_dir: impl Into<PathBuf>) -> Self {
-        BuiltinExporter { sessions_dir: sessions_dir.into(), feed_dir: feed_dir.into() }
+        BuiltinExporter { sessions_dir: sessions_dir.into(), feed_dir: feed_dir.into(), redactor: None }
     }
 
-    /// `<agentDir>/sessions` → `<agentDir>/mempalace-feed`.
-    pub fn from_config(cfg: &super::PalaceConfig) -> Self {
-        Self::new(cfg.sessions_dir(), cfg.feed_dir())
+    /// The same exporter, redacting what it stages with `redactor` (None: not at all).
+    pub fn redacting(mut self, redactor: Option<std::sync::Arc<Redactor>>) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// `<agentDir>/sessions` → `<agentDir>/mempalace-feed`, redacting with `redactor`.
+    pub fn from_config(cfg: &super::PalaceConfig, redactor: Option<std::sync::Arc<Redactor>>) -> Self {
+        Self::new(cfg.sessions_dir(), cfg.feed_dir()).redacting(redactor)
     }
 
     pub(crate) fn staging_dir(&self) -> PathBuf {
@@ -139,7 +165,14 @@ impl BuiltinExporter {
     /// Stages the sessions that pass the quality gate and changed since the last committed
     /// export. `Ok(None)` when there is nothing new to mine. Blocking (file I/O).
     pub fn prepare(&self) -> io::Result<Option<StagedExport>> {
-        let state = load_state(&self.state_path());
+        let mut state = load_state(&self.state_path());
+        let redaction = self.redactor.is_some().then(|| REDACTED.to_string());
+        if state.redaction != redaction {
+            // Copies made another way (unredacted, by an older version or with redaction off):
+            // every session is staged again, replacing them.
+            state.sessions.clear();
+        }
+        let mut redacted = Counts::new();
         let mut files = Vec::new();
         if self.sessions_dir.is_dir() {
             walk_jsonl(&self.sessions_dir, &mut files)?;
@@ -161,7 +194,8 @@ impl BuiltinExporter {
             if let Some(parent) = dest.parent() {
                 create_private_dir(parent)?;
             }
-            write_atomic(&dest, &bytes)?;
+            let clean = self.redactor.as_ref().and_then(|r| r.redact_jsonl(&bytes, &mut redacted));
+            write_atomic(&dest, clean.as_deref().unwrap_or(&bytes))?;
             staged.push(dest);
             print.staged = true;
             pending.insert(key, print);
@@ -169,19 +203,19 @@ impl BuiltinExporter {
         if staged.is_empty() {
             // Nothing to mine; remember the rejects so they aren't re-read until they change.
             if !rejected.is_empty() {
-                commit_state(&self.state_path(), rejected)?;
+                commit_state(&self.state_path(), rejected, redaction)?;
             }
             return Ok(None);
         }
         pending.extend(rejected);
-        Ok(Some(StagedExport { dir: staging, staged, state_path: self.state_path(), pending }))
+        Ok(Some(StagedExport { dir: staging, staged, redacted, state_path: self.state_path(), pending, redaction }))
     }
 }
 
 impl StagedExport {
     /// Records this export as done (call it after the mine succeeded).
     pub fn commit(self) -> io::Result<()> {
-        commit_state(&self.state_path, self.pending)
+        commit_state(&self.state_path, self.pending, self.redaction)
     }
 }
 
@@ -238,8 +272,13 @@ pub fn recorded(feed_dir: &Path) -> Option<Recorded> {
     Some(Recorded { at_ms, sessions })
 }
 
-fn commit_state(path: &Path, entries: BTreeMap<String, Fingerprint>) -> io::Result<()> {
+fn commit_state(path: &Path, entries: BTreeMap<String, Fingerprint>, redaction: Option<String>) -> io::Result<()> {
     let mut state = load_state(path);
+    if state.redaction != redaction {
+        // Recorded under another way of staging: this run re-staged what it records.
+        state.sessions.clear();
+        state.redaction = redaction;
+    }
     state.version = STATE_VERSION;
     state.sessions.extend(entries);
     if let Some(parent) = path.parent() {
@@ -372,6 +411,60 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| n.ends_with(".jsonl")), "{names:?}");
+    }
+
+    #[test]
+    fn staged_copies_are_redacted_and_pi_s_files_are_untouched() {
+        let agent = tempfile::tempdir().unwrap();
+        let key = "AKIAZ7QX3MPL4VNRT2WB";
+        let secret = |n: &str| {
+            session_jsonl(&[("user", &format!("my key is {key} {n}")), ("toolResult", key), ("assistant", "ok")])
+        };
+        let src = write_session(agent.path(), "s", &secret("a"));
+        let feed_dir = agent.path().join("mempalace-feed");
+        let redactor = std::sync::Arc::new(crate::palace::redact::Redactor::builtin());
+
+        // An earlier, unredacting feed left a plain copy and its state behind.
+        let plain = BuiltinExporter::new(agent.path().join("sessions"), &feed_dir);
+        let first = plain.prepare().unwrap().unwrap();
+        assert!(std::fs::read_to_string(&first.staged[0]).unwrap().contains(key));
+        first.commit().unwrap();
+
+        // The redacting exporter re-stages it although it did not change, and counts.
+        let ex = plain.clone().redacting(Some(redactor.clone()));
+        let before = std::fs::read(&src).unwrap();
+        let mtime = std::fs::metadata(&src).unwrap().modified().unwrap();
+        let second = ex.prepare().unwrap().expect("an unredacted copy is replaced");
+        let staged = std::fs::read_to_string(&second.staged[0]).unwrap();
+        assert!(!staged.contains(key) && staged.contains("[REDACTED:aws-access-token]"), "{staged}");
+        assert_eq!(second.redacted.get("aws-access-token"), Some(&2));
+        assert!(passes_quality_gate(staged.as_bytes()));
+        assert!(staged.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+        let second_paths = second.staged.clone();
+        second.commit().unwrap();
+        assert_eq!(std::fs::read(&src).unwrap(), before, "pi's session file is byte-identical");
+        assert_eq!(std::fs::metadata(&src).unwrap().modified().unwrap(), mtime);
+        assert!(ex.prepare().unwrap().is_none(), "unchanged since the redacted export");
+
+        // The session grows: re-staged at the same path with the same redactions.
+        std::fs::write(&src, secret("b")).unwrap();
+        let third = ex.prepare().unwrap().unwrap();
+        assert_eq!(third.staged, second_paths);
+        let restaged = std::fs::read_to_string(&third.staged[0]).unwrap();
+        assert_eq!(restaged, staged.replace(" a\"", " b\""));
+        third.commit().unwrap();
+
+        // Nothing the feed wrote holds the key (state, staging, temporary files).
+        let mut stack = vec![feed_dir.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    assert!(!std::fs::read_to_string(e.path()).unwrap().contains(key), "{}", e.path().display());
+                }
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod feed;
 pub mod files;
 pub mod pi_mcp;
 pub mod process;
+pub mod redact;
 pub mod tool_filter;
 pub mod tools;
 pub mod wakeup;

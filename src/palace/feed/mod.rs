@@ -20,7 +20,7 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) use outcome::path as outcome_path;
-pub use outcome::{last_feed_line, LastFeed, Ran};
+pub use outcome::{last_feed_line, redaction_line, LastFeed, Ran};
 
 use super::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::diag;
@@ -70,6 +70,23 @@ fn lacks_ssh_target(cfg: &PalaceConfig) -> bool {
     cfg.remote && cfg.ssh_target.is_none()
 }
 
+/// The one stderr line at load when this configuration feeds transcripts unredacted: redaction is
+/// off, or an external exporter sends them to a remote palace itself (the extension never sees
+/// those files). None when feeding is off or everything fed is redacted.
+pub(crate) fn unredacted_warning(cfg: &PalaceConfig) -> Option<String> {
+    if SkipReason::of_config(cfg).is_some() {
+        return None;
+    }
+    if cfg.redact == super::config::Redact::Off {
+        return Some("mempalace feed: MEMPALACE_FEED_REDACT=off: transcripts are fed to the palace unredacted (unsafe for a shared palace)".into());
+    }
+    let bin = super::process::resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref())?;
+    cfg.remote.then(|| format!(
+        "mempalace feed: the external exporter {} sends transcripts to the remote palace itself: they leave unredacted (unset MEMPALACE_FEED_BIN or take it off PATH to use the built-in, redacting exporter)",
+        bin.display()
+    ))
+}
+
 /// The result of a trigger.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FeedOutcome {
@@ -77,6 +94,8 @@ pub enum FeedOutcome {
     Fed {
         source: String,
         output: String,
+        /// What redaction replaced in what was fed, per kind (never the values).
+        redacted: crate::palace::redact::Counts,
     },
     /// Nothing changed since the last export.
     NothingToFeed,
@@ -94,6 +113,7 @@ struct Inner {
     cfg: PalaceConfig,
     caller: Arc<dyn PalaceCaller>,
     state: Mutex<State>,
+    redactor: Arc<pipeline::RedactorCell>,
 }
 
 /// Feeds pi's transcripts into the palace on pi's triggers. Cheap to clone (shared state).
@@ -104,8 +124,14 @@ pub struct Feeder {
 }
 
 impl Feeder {
+    /// The feeder of `cfg`; says at load, once, when transcripts would be fed unredacted
+    /// ([`unredacted_warning`]).
     pub fn new(cfg: PalaceConfig, caller: Arc<dyn PalaceCaller>) -> Self {
-        Feeder { inner: Arc::new(Inner { cfg, caller, state: Mutex::new(State { in_flight: None, last_feed: None }) }) }
+        if let Some(line) = unredacted_warning(&cfg) {
+            diag!("{line}");
+        }
+        let state = Mutex::new(State { in_flight: None, last_feed: None });
+        Feeder { inner: Arc::new(Inner { cfg, caller, state, redactor: Arc::default() }) }
     }
 
     /// pi `session_shutdown {reason}`: feed now (or join the feed that is running).
@@ -166,10 +192,11 @@ impl Feeder {
 fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedOutcome>> {
     let (tx, rx) = watch::channel(None);
     tokio::spawn(async move {
-        let outcome = std::panic::AssertUnwindSafe(pipeline::run(&inner.cfg, inner.caller.as_ref(), &reason))
-            .catch_unwind()
-            .await
-            .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
+        let outcome =
+            std::panic::AssertUnwindSafe(pipeline::run(&inner.cfg, inner.caller.as_ref(), &reason, &inner.redactor))
+                .catch_unwind()
+                .await
+                .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
         if let FeedOutcome::Failed(e) = &outcome {
             diag!("mempalace feed ({reason}) failed: {e}");
         }

@@ -2,9 +2,11 @@
 //! one small private file, replaced after every feed that ran (fed, nothing to feed, failed), so a
 //! failed feed can be seen after its stderr line has scrolled away. Skips are not kept: nothing
 //! ran. This module writes the file and is the one that reads it (`/mempalace status`, `doctor`).
+//! A feed's redactions are kept as counts per kind (`"redacted": {"jwt": 2}`), never the values.
 
 use super::FeedOutcome;
 use crate::palace::files::{age, create_private_dir, now_ms, write_atomic};
+use crate::palace::redact::{self, Counts};
 use serde_json::{json, Value};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,9 @@ const FILE: &str = "last-outcome.json";
 const MAX_BYTES: u64 = 64 * 1024;
 /// Longest reason or detail read back.
 const MAX_TEXT: usize = 300;
+/// Most kinds of redaction read back, and the longest kind name.
+const MAX_KINDS: usize = 100;
+const MAX_KIND: usize = 120;
 
 /// What the last feed that ran did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,18 +59,20 @@ pub struct LastFeed {
     pub ran: Ran,
     /// What was fed (the mined source), why it failed, or empty.
     pub detail: String,
+    /// What redaction replaced in what was fed, per kind.
+    pub redacted: Counts,
 }
 
 impl LastFeed {
     /// The record of a feed that ran and ended now; None for a skip.
     fn of(reason: &str, outcome: &FeedOutcome) -> Option<LastFeed> {
-        let (ran, detail) = match outcome {
-            FeedOutcome::Fed { source, .. } => (Ran::Fed, source.clone()),
-            FeedOutcome::NothingToFeed => (Ran::NothingToFeed, String::new()),
-            FeedOutcome::Failed(e) => (Ran::Failed, e.to_string()),
+        let (ran, detail, redacted) = match outcome {
+            FeedOutcome::Fed { source, redacted, .. } => (Ran::Fed, source.clone(), redacted.clone()),
+            FeedOutcome::NothingToFeed => (Ran::NothingToFeed, String::new(), Counts::new()),
+            FeedOutcome::Failed(e) => (Ran::Failed, e.to_string(), Counts::new()),
             FeedOutcome::Skipped(_) => return None,
         };
-        Some(LastFeed { at_ms: now_ms(), reason: reason.to_string(), ran, detail })
+        Some(LastFeed { at_ms: now_ms(), reason: reason.to_string(), ran, detail, redacted })
     }
 
     /// What `<feed_dir>/last-outcome.json` says, or None (no file, or not one of ours).
@@ -82,13 +89,23 @@ impl LastFeed {
             reason: text("reason")?,
             ran: Ran::parse(v.get("outcome")?.as_str()?)?,
             detail: text("detail").unwrap_or_default(),
+            redacted: v
+                .get("redacted")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter(|(k, _)| k.len() <= MAX_KIND)
+                        .filter_map(|(k, n)| Some((k.clone(), n.as_u64()?)))
+                        .take(MAX_KINDS)
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 
     /// Replaces `<feed_dir>/last-outcome.json` with this record (the folder is created private).
     pub fn write(&self, feed_dir: &Path) -> std::io::Result<()> {
-        let body =
-            json!({ "atMs": self.at_ms, "reason": self.reason, "outcome": self.ran.as_str(), "detail": self.detail });
+        let body = json!({ "atMs": self.at_ms, "reason": self.reason, "outcome": self.ran.as_str(), "detail": self.detail, "redacted": self.redacted });
         create_private_dir(feed_dir)?;
         write_atomic(&path(feed_dir), body.to_string().as_bytes())
     }
@@ -107,6 +124,14 @@ impl LastFeed {
 /// `/mempalace status`'s last feed: [`LastFeed::summary`], or "none recorded".
 pub fn last_feed_line(feed_dir: &Path) -> String {
     LastFeed::read(feed_dir).map_or_else(|| "none recorded".into(), |l| l.summary())
+}
+
+/// `/mempalace status`'s redaction line: whether it is on, and what the last feed replaced.
+pub fn redaction_line(cfg: &crate::palace::PalaceConfig) -> String {
+    let last = LastFeed::read(&cfg.feed_dir())
+        .filter(|l| l.ran == Ran::Fed)
+        .map_or_else(|| "no feed recorded".into(), |l| format!("last feed redacted {}", redact::describe(&l.redacted)));
+    format!("{}; {last}", cfg.redact)
 }
 
 /// Keeps the outcome of a feed that ran in the file. Best effort: a feed never fails for this.
@@ -135,12 +160,22 @@ mod tests {
             reason: "quit".into(),
             ran: Ran::Failed,
             detail: "mempalace_mine: x".into(),
+            redacted: Counts::new(),
         };
         last.write(&dir).unwrap();
         assert_eq!(LastFeed::read(&dir).as_ref(), Some(&last));
         assert_eq!(last_feed_line(&dir), "failed (quit, 5 min ago): mempalace_mine: x");
-        let nothing = LastFeed { ran: Ran::NothingToFeed, detail: String::new(), ..last };
+        let nothing = LastFeed { ran: Ran::NothingToFeed, detail: String::new(), ..last.clone() };
         assert_eq!(nothing.summary(), "nothing (quit, 5 min ago)");
+        // Counts per kind come back as written.
+        let fed = LastFeed {
+            ran: Ran::Fed,
+            redacted: [("jwt".to_string(), 2), ("env:MY_SERVICE_TOKEN".to_string(), 1)].into_iter().collect(),
+            ..last
+        };
+        fed.write(&dir).unwrap();
+        assert_eq!(LastFeed::read(&dir).as_ref(), Some(&fed));
+        assert_eq!(redact::describe(&fed.redacted), "3 (env:MY_SERVICE_TOKEN 1, jwt 2)");
         for junk in [&b"\"not an outcome\""[..], br#"{"atMs": 1, "reason": "quit", "outcome": "exploded"}"#, b"{oops"] {
             std::fs::write(path(&dir), junk).unwrap();
             assert_eq!(LastFeed::read(&dir), None, "{}", String::from_utf8_lossy(junk));

@@ -2,18 +2,29 @@
 //! external exporter, or the built-in one and, for a remote palace, an rsync), step 2 mines it
 //! through the extension's own MCP client (`mempalace_mine`), and the built-in export's state is
 //! committed only once the mine succeeded. Bounded by the prepare timeout plus the mine timeout.
+//!
+//! Redaction ([`crate::palace::redact`]) happens in step 1: the built-in exporter redacts what it
+//! stages; in local mode the files under an external exporter's `MINE_SOURCE` are redacted in
+//! place before the mine (a remote external exporter has sent them already: said once at load).
 
 use super::lock::FeedLock;
 use super::{lacks_ssh_target, FeedOutcome, SkipReason};
 use crate::diag;
 use crate::palace::export::{BuiltinExporter, StagedExport};
 use crate::palace::process::{resolve_bin, rsync_to_remote, run_external};
+use crate::palace::redact::{self, Counts, Redactor};
 use crate::palace::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
 use serde_json::json;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Step 1 + step 2 under the feed lock.
-pub(super) async fn run(cfg: &PalaceConfig, caller: &dyn PalaceCaller, reason: &str) -> FeedOutcome {
+pub(super) async fn run(
+    cfg: &PalaceConfig,
+    caller: &dyn PalaceCaller,
+    reason: &str,
+    redactor: &Arc<RedactorCell>,
+) -> FeedOutcome {
     if lacks_ssh_target(cfg) {
         return FeedOutcome::Skipped(SkipReason::NoSshTarget);
     }
@@ -29,7 +40,7 @@ pub(super) async fn run(cfg: &PalaceConfig, caller: &dyn PalaceCaller, reason: &
     };
     // Each step of `prepare` is bounded by what is left of the prepare timeout (the child
     // processes are killed with their process group when it runs out).
-    let prepared = match prepare(cfg, reason).await {
+    let prepared = match prepare(cfg, reason, redactor).await {
         Ok(Some(p)) => p,
         Ok(None) => return FeedOutcome::NothingToFeed,
         Err(e) => return FeedOutcome::Failed(e),
@@ -46,7 +57,7 @@ pub(super) async fn run(cfg: &PalaceConfig, caller: &dyn PalaceCaller, reason: &
                     diag!("mempalace feed: mined, but can't record the export state: {e}");
                 }
             }
-            FeedOutcome::Fed { source: prepared.source, output: text }
+            FeedOutcome::Fed { source: prepared.source, output: text, redacted: prepared.redacted }
         }
     }
 }
@@ -56,32 +67,79 @@ struct Prepared {
     source: String,
     /// The built-in export to commit after a successful mine.
     staged: Option<StagedExport>,
+    /// What redaction replaced, per kind.
+    redacted: Counts,
 }
 
-async fn prepare(cfg: &PalaceConfig, reason: &str) -> Result<Option<Prepared>, PalaceError> {
-    let started = Instant::now();
-    if let Some(bin) = resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref()) {
-        // The external exporter does its own remote transport.
-        let source = run_external(&bin, reason, &cfg.feed_wing, cfg.prepare_timeout).await?;
-        return Ok(source.map(|source| Prepared { source, staged: None }));
-    }
-    let exporter = BuiltinExporter::from_config(cfg);
-    let export = tokio::task::spawn_blocking(move || exporter.prepare());
-    let staged = tokio::time::timeout(cfg.prepare_timeout, export)
+/// The feeder's redactor, built on the first feed (compiling the rules takes a moment: not at
+/// pi's load) and kept; None inside when `MEMPALACE_FEED_REDACT=off`.
+pub(super) type RedactorCell = OnceLock<Option<Arc<Redactor>>>;
+
+/// Runs `work` with the redactor on the blocking pool, bounded by `left`.
+async fn blocking<T: Send + 'static>(
+    cfg: &PalaceConfig,
+    cell: &Arc<RedactorCell>,
+    left: Duration,
+    work: impl FnOnce(Option<Arc<Redactor>>) -> std::io::Result<T> + Send + 'static,
+) -> Result<T, PalaceError> {
+    let (cell, cfg2) = (cell.clone(), cfg.clone());
+    let task = tokio::task::spawn_blocking(move || work(cell.get_or_init(|| redact::for_feed(&cfg2)).clone()));
+    tokio::time::timeout(left, task)
         .await
         .map_err(|_| PalaceError::ExportTimedOut(cfg.prepare_timeout))?
         .map_err(|e| PalaceError::ExportTask(e.to_string()))?
-        .map_err(|e| PalaceError::Export(e.to_string()))?;
-    let Some(staged) = staged else { return Ok(None) };
+        .map_err(|e| PalaceError::Export(e.to_string()))
+}
+
+async fn prepare(cfg: &PalaceConfig, reason: &str, cell: &Arc<RedactorCell>) -> Result<Option<Prepared>, PalaceError> {
+    let started = Instant::now();
+    let left = || cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+    if let Some(bin) = resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref()) {
+        // The external exporter does its own remote transport.
+        let Some(source) = run_external(&bin, reason, &cfg.feed_wing, cfg.prepare_timeout).await? else {
+            return Ok(None);
+        };
+        let mut redacted = Counts::new();
+        if !cfg.remote {
+            // Local: the exporter's files are here, and are redacted in place before the mine.
+            let dir = std::path::PathBuf::from(&source);
+            redacted = blocking(cfg, cell, left(), move |r| {
+                let mut counts = Counts::new();
+                if let Some(r) = r {
+                    if dir.exists() {
+                        redact::redact_tree(&r, &dir, &mut counts)?;
+                    }
+                }
+                Ok(counts)
+            })
+            .await?;
+        }
+        return Ok(Some(Prepared { source, staged: None, redacted }));
+    }
+    let cfg2 = cfg.clone();
+    let staged =
+        blocking(cfg, cell, cfg.prepare_timeout, move |r| BuiltinExporter::from_config(&cfg2, r).prepare()).await?;
+    let Some(mut staged) = staged else { return Ok(None) };
+    let redacted = std::mem::take(&mut staged.redacted);
     if !cfg.remote {
-        return Ok(Some(Prepared { source: staged.dir.to_string_lossy().into_owned(), staged: Some(staged) }));
+        return Ok(Some(Prepared {
+            source: staged.dir.to_string_lossy().into_owned(),
+            staged: Some(staged),
+            redacted,
+        }));
     }
     // `run` skips a remote palace without a target before this.
     let target = cfg.ssh_target.as_deref().ok_or_else(|| PalaceError::Target("no MEMPALACE_PI_SSH_TARGET".into()))?;
-    let left = cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
-    rsync_to_remote(&staged.dir, target, &cfg.remote_path, cfg.ssh_config.as_deref(), cfg.search_path.as_deref(), left)
-        .await?;
-    Ok(Some(Prepared { source: cfg.remote_path.clone(), staged: Some(staged) }))
+    rsync_to_remote(
+        &staged.dir,
+        target,
+        &cfg.remote_path,
+        cfg.ssh_config.as_deref(),
+        cfg.search_path.as_deref(),
+        left(),
+    )
+    .await?;
+    Ok(Some(Prepared { source: cfg.remote_path.clone(), staged: Some(staged), redacted }))
 }
 
 /// MemPalace reports most failures inside the result text: `{"success": false, "error": ...}`.

@@ -68,7 +68,7 @@ async fn builtin_feed_mines_the_staging_folder_once() {
     let staging = agent.path().join("mempalace-feed/staging");
     assert_eq!(
         f.shutdown("quit").await,
-        FeedOutcome::Fed { source: staging.display().to_string(), output: MINED.into() }
+        FeedOutcome::Fed { source: staging.display().to_string(), output: MINED.into(), redacted: Default::default() }
     );
     let calls = caller.calls();
     assert_eq!(calls.len(), 1);
@@ -178,7 +178,10 @@ async fn external_exporter_is_preferred_when_on_path() {
         &[("MEMPALACE_FEED_BIN", "mempalace-pi-session"), ("PATH", &bin.path().display().to_string())],
     );
     let f = feeder(cfg, &caller);
-    assert_eq!(f.shutdown("fork").await, FeedOutcome::Fed { source: "/srv/export".into(), output: MINED.into() });
+    assert_eq!(
+        f.shutdown("fork").await,
+        FeedOutcome::Fed { source: "/srv/export".into(), output: MINED.into(), redacted: Default::default() }
+    );
     assert_eq!(std::fs::read_to_string(&args).unwrap().trim(), "--prepare --reason fork --wing wing_conversations");
     assert_eq!(
         caller.calls()[0].args,

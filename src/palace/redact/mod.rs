@@ -1,0 +1,419 @@
+//! Redaction of secrets from what a feed stages: every JSON string of every line of a session
+//! file (chat text, tool calls, tool results, everything) is scanned, and each secret is replaced
+//! with `[REDACTED:<kind>]` inside its string, so every line stays valid JSON with the same entries.
+//! pi's own files are never touched: the exporter redacts the bytes it is about to stage.
+//!
+//! A [`Redactor`] is built once (per feeder) from three layers ([`Sources`]):
+//! 1. the values of this process's own secrets, matched exactly (kind `env:<NAME>`, or
+//!    `url-password` for the password of a URL in the environment): `MEMPALACE_REMOTE_TOKEN`,
+//!    `DOTTY_ADMIN_TOKEN` and every variable whose name says it holds a secret ([`secret_name`]),
+//!    for values of [`MIN_EXACT`] characters or more;
+//! 2. well-known credential formats: gitleaks' rule set (vendored, kind = the gitleaks rule id)
+//!    and a few rules of ours ([`rules`]);
+//! 3. the user's patterns (`MEMPALACE_FEED_REDACT`, a file of regular expressions, kind
+//!    `user-pattern`); one that doesn't compile is one stderr line, the others still apply.
+//!
+//! What was redacted is counted per kind ([`Counts`]), never kept.
+
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use rules::{Hit, Rules};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Shortest value matched exactly: shorter ones are ordinary words (`TOKENIZERS_PARALLELISM=false`).
+pub const MIN_EXACT: usize = 8;
+
+/// How many rounds [`Redactor::redact_bytes`] runs at most: a replacement can't make a new secret
+/// in practice, but the output is checked again until nothing is found (the fuzz target's property).
+const MAX_ROUNDS: usize = 4;
+
+/// Redactions per kind (`aws-access-token` → 2).
+pub type Counts = BTreeMap<String, u64>;
+
+/// What a rule set is built from.
+#[derive(Debug, Default, Clone)]
+pub struct Sources {
+    /// The environment (name, value) of the process that feeds.
+    pub env: Vec<(String, String)>,
+    /// The user's pattern file (`MEMPALACE_FEED_REDACT`), if any.
+    pub patterns_file: Option<std::path::PathBuf>,
+}
+
+/// True when the name of an environment variable says it holds a secret.
+pub fn secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    const PARTS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "ACCESS_KEY",
+        "CREDENTIAL",
+        "AUTH_KEY",
+        "SESSION_KEY",
+        "SIGNING_KEY",
+        "CLIENT_KEY",
+    ];
+    // AWS_*: all of them but the few that name places, not keys.
+    let aws = n.starts_with("AWS_")
+        && !["REGION", "PROFILE", "OUTPUT", "ENDPOINT", "CONFIG_FILE", "SHARED_CREDENTIALS_FILE", "CA_BUNDLE", "PAGER"]
+            .iter()
+            .any(|w| n.contains(w));
+    aws || PARTS.iter().any(|p| n.contains(p))
+}
+
+/// An exact secret of this process worth matching: long enough, and not a path, number or switch.
+fn exact_worthy(value: &str) -> bool {
+    let v = value.trim();
+    v.chars().count() >= MIN_EXACT
+        && !v.starts_with('/')
+        && !v.starts_with("~/")
+        && !v.chars().all(|c| c.is_ascii_digit())
+}
+
+/// The password of a URL (`scheme://user:password@host`), percent-decoded as it is also typed.
+fn url_password(value: &str) -> Vec<String> {
+    let Ok(u) = reqwest::Url::parse(value.trim()) else { return Vec::new() };
+    let Some(pw) = u.password() else { return Vec::new() };
+    let decoded = percent_encoding::percent_decode_str(pw).decode_utf8_lossy().into_owned();
+    let mut out = vec![pw.to_string()];
+    if decoded != pw {
+        out.push(decoded);
+    }
+    out
+}
+
+/// The rule set of the three layers.
+pub struct Redactor {
+    /// Layer 1: the exact values, longest first on overlap.
+    exact: Option<AhoCorasick>,
+    exact_kinds: Vec<Arc<str>>,
+    /// True when an exact value holds a character a JSON writer escapes: the raw-line fast path
+    /// can't vouch for such a line.
+    exact_escaped: bool,
+    /// Layers 2 and 3.
+    rules: Rules,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the values.
+        write!(f, "Redactor({} exact values, {} rules)", self.exact_kinds.len(), self.rules.rules.len())
+    }
+}
+
+impl Redactor {
+    /// The rule set of `sources`, and one warning per rule that can't be used (a missing pattern
+    /// file, a pattern that is not a regular expression): the caller says them on stderr.
+    pub fn build(sources: &Sources) -> (Redactor, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut user = Vec::new();
+        let mut source = String::new();
+        if let Some(path) = &sources.patterns_file {
+            source = format!("MEMPALACE_FEED_REDACT ({})", path.display());
+            match std::fs::read_to_string(path) {
+                Ok(text) => user = parse_patterns(&text),
+                Err(e) => warnings.push(format!(
+                    "mempalace feed: {source} can't be read ({e}); the built-in redaction rules still apply"
+                )),
+            }
+        }
+        let (rules, w) = Rules::build(&user, &source);
+        warnings.extend(w);
+        let mut values: Vec<(String, Arc<str>)> = Vec::new();
+        for (name, value) in &sources.env {
+            for pw in url_password(value) {
+                if exact_worthy(&pw) {
+                    values.push((pw, Arc::from("url-password")));
+                }
+            }
+            if secret_name(name) && exact_worthy(value) {
+                let kind: Arc<str> = Arc::from(format!("env:{name}"));
+                values.push((value.clone(), kind.clone()));
+                if value.trim() != value {
+                    values.push((value.trim().to_string(), kind));
+                }
+            }
+        }
+        values.sort();
+        values.dedup_by(|a, b| a.0 == b.0);
+        let exact_escaped = values.iter().any(|(v, _)| v.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
+        let exact = if values.is_empty() {
+            None
+        } else {
+            match AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostLongest).build(values.iter().map(|v| &v.0)) {
+                Ok(ac) => Some(ac),
+                Err(e) => {
+                    warnings.push(format!("mempalace feed: this process's secrets can't be matched ({e})"));
+                    None
+                }
+            }
+        };
+        let exact_kinds = values.into_iter().map(|v| v.1).collect();
+        (Redactor { exact, exact_kinds, exact_escaped, rules }, warnings)
+    }
+
+    /// The built-in formats alone (no environment, no user file): tests, the fuzz target, the bench.
+    pub fn builtin() -> Redactor {
+        Self::build(&Sources::default()).0
+    }
+
+    /// `bytes` with every secret replaced; None when nothing was found. Counts what it replaced.
+    pub fn redact_bytes(&self, bytes: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
+        let mut current: Option<Vec<u8>> = None;
+        let mut scratch = Vec::new();
+        for _ in 0..MAX_ROUNDS {
+            let hay = current.as_deref().unwrap_or(bytes);
+            let hits = self.hits(hay, &mut scratch);
+            if hits.is_empty() {
+                break;
+            }
+            current = Some(replace(hay, hits, counts));
+        }
+        current
+    }
+
+    /// `s` with every secret replaced; None when nothing was found.
+    pub fn redact_str(&self, s: &str, counts: &mut Counts) -> Option<String> {
+        // Spans are widened to whole characters and the markers are ASCII: still UTF-8.
+        self.redact_bytes(s.as_bytes(), counts).map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// True when `raw` (a line as written, JSON escapes and all) can hold no secret of the rule
+    /// set in any of its strings once decoded: no keyword, no exact value, no escape that could
+    /// hide one (`\u`, `\/`), no ungated rule. Sound because no keyword or exact value holds a
+    /// character JSON writers escape (checked at build, and by a test for the keywords).
+    fn raw_line_is_clean(&self, raw: &[u8]) -> bool {
+        if self.exact_escaped || self.rules.any_triggered(raw) {
+            return false;
+        }
+        if self.exact.as_ref().is_some_and(|ac| ac.is_match(raw)) {
+            return false;
+        }
+        !raw.windows(2).any(|w| w[0] == b'\\' && (w[1] == b'u' || w[1] == b'/'))
+    }
+
+    /// The secrets in `hay`, merged: sorted, overlapping spans joined (the first one's kind).
+    fn hits(&self, hay: &[u8], scratch: &mut Vec<usize>) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        if let Some(ac) = &self.exact {
+            for m in ac.find_iter(hay) {
+                let kind = self.exact_kinds[m.pattern().as_usize()].clone();
+                hits.push(Hit { start: m.start(), end: m.end(), priority: 0, kind });
+            }
+        }
+        self.rules.triggered(hay, scratch);
+        for i in scratch.iter() {
+            self.rules.rules[*i].find(hay, &mut hits);
+        }
+        merge(hay, hits)
+    }
+
+    /// A session file (JSON lines) with every string of every line redacted; None when nothing
+    /// was found. A line that is valid JSON stays valid JSON with the same entries (only a line
+    /// with a redaction is re-serialized); a line that isn't JSON is redacted as text. Line ends
+    /// are kept as they were.
+    pub fn redact_jsonl(&self, input: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
+        let mut out: Option<Vec<u8>> = None;
+        let mut pos = 0;
+        while pos < input.len() {
+            let end = input[pos..].iter().position(|b| *b == b'\n').map_or(input.len(), |i| pos + i + 1);
+            let line = &input[pos..end];
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            let changed = self.redact_line(body, counts);
+            match (changed, &mut out) {
+                (Some(new), o) => {
+                    let buf = o.get_or_insert_with(|| input[..pos].to_vec());
+                    buf.extend_from_slice(&new);
+                    buf.extend_from_slice(&line[body.len()..]);
+                }
+                (None, Some(buf)) => buf.extend_from_slice(line),
+                (None, None) => {}
+            }
+            pos = end;
+        }
+        out
+    }
+
+    /// One line without its end: None when unchanged.
+    pub fn redact_line(&self, body: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
+        if self.raw_line_is_clean(body) {
+            return None;
+        }
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(mut v) => {
+                let mut local = Counts::new();
+                if !self.redact_value(&mut v, &mut local) {
+                    return None;
+                }
+                let new = serde_json::to_vec(&v).ok()?;
+                merge_counts(counts, local);
+                Some(new)
+            }
+            Err(_) => self.redact_bytes(body, counts),
+        }
+    }
+
+    /// Redacts every string (keys too) of `v` in place; true when one changed.
+    fn redact_value(&self, v: &mut serde_json::Value, counts: &mut Counts) -> bool {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => match self.redact_str(s, counts) {
+                Some(new) => {
+                    *s = new;
+                    true
+                }
+                None => false,
+            },
+            Value::Array(items) => items.iter_mut().fold(false, |acc, x| self.redact_value(x, counts) | acc),
+            Value::Object(map) => {
+                let mut changed = false;
+                for (_, x) in map.iter_mut() {
+                    changed |= self.redact_value(x, counts);
+                }
+                if map.keys().any(|k| self.redact_str(k, &mut Counts::new()).is_some()) {
+                    let old = std::mem::take(map);
+                    for (k, x) in old {
+                        let k = self.redact_str(&k, counts).unwrap_or(k);
+                        map.insert(k, x);
+                    }
+                    changed = true;
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Adds `more` into `counts`.
+pub fn merge_counts(counts: &mut Counts, more: Counts) {
+    for (k, n) in more {
+        *counts.entry(k).or_default() += n;
+    }
+}
+
+/// "3 (aws-access-token 1, jwt 2)", or "none".
+pub fn describe(counts: &Counts) -> String {
+    let total: u64 = counts.values().sum();
+    if total == 0 {
+        return "none".into();
+    }
+    let each: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!("{total} ({})", each.join(", "))
+}
+
+/// The patterns of a file: one regular expression a line; blank lines and `#` comments skipped.
+fn parse_patterns(text: &str) -> Vec<(String, usize)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (l.trim_end_matches('\r'), i + 1))
+        .filter(|(l, _)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|(l, n)| (l.to_string(), n))
+        .collect()
+}
+
+/// Sorted by start (then priority, then longest), overlapping spans joined, each widened to whole
+/// UTF-8 characters.
+fn merge(hay: &[u8], mut hits: Vec<Hit>) -> Vec<Hit> {
+    for h in &mut hits {
+        while h.start > 0 && is_continuation(hay[h.start]) {
+            h.start -= 1;
+        }
+        while h.end < hay.len() && is_continuation(hay[h.end]) {
+            h.end += 1;
+        }
+    }
+    // A marker of an earlier round is not a secret again (a URL's password rule would take it).
+    hits.retain(|h| !is_marker(&hay[h.start..h.end]));
+    hits.sort_by(|a, b| {
+        a.start.cmp(&b.start).then(a.priority.cmp(&b.priority)).then(b.end.cmp(&a.end)).then(a.kind.cmp(&b.kind))
+    });
+    let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
+    for h in hits {
+        match out.last_mut() {
+            Some(last) if h.start < last.end => last.end = last.end.max(h.end),
+            _ => out.push(h),
+        }
+    }
+    out
+}
+
+/// `[REDACTED:<kind>]` and nothing else.
+fn is_marker(s: &[u8]) -> bool {
+    s.strip_prefix(b"[REDACTED:").and_then(|r| r.strip_suffix(b"]")).is_some_and(|k| !k.contains(&b']'))
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// `hay` with each (merged, sorted) hit replaced by its marker; counted.
+fn replace(hay: &[u8], hits: Vec<Hit>, counts: &mut Counts) -> Vec<u8> {
+    let mut out = Vec::with_capacity(hay.len());
+    let mut at = 0;
+    for h in hits {
+        out.extend_from_slice(&hay[at..h.start]);
+        out.extend_from_slice(b"[REDACTED:");
+        out.extend_from_slice(h.kind.as_bytes());
+        out.push(b']');
+        *counts.entry(h.kind.to_string()).or_default() += 1;
+        at = h.end;
+    }
+    out.extend_from_slice(&hay[at..]);
+    out
+}
+
+/// The redactor of a feed with this configuration: None when `MEMPALACE_FEED_REDACT=off`.
+/// Warnings are said on stderr here, once per build.
+pub fn for_feed(cfg: &super::PalaceConfig) -> Option<Arc<Redactor>> {
+    let patterns_file = match &cfg.redact {
+        super::config::Redact::Off => return None,
+        super::config::Redact::On { patterns } => patterns.clone(),
+    };
+    let (r, warnings) = Redactor::build(&Sources { env: crate::env::process_all(), patterns_file });
+    for w in warnings {
+        crate::diag!("{w}");
+    }
+    Some(Arc::new(r))
+}
+
+/// Redacts every regular file under `dir` in place (the external exporter's `MINE_SOURCE`):
+/// `*.jsonl` as session files, anything else as text. Each changed file is replaced atomically
+/// (a private temporary file beside it, then a rename), so no unredacted copy is left behind.
+pub fn redact_tree(r: &Redactor, dir: &Path, counts: &mut Counts) -> std::io::Result<usize> {
+    let mut changed = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let Ok(e) = e else { continue };
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() {
+                let bytes = std::fs::read(&p)?;
+                let redacted = if p.extension().is_some_and(|x| x == "jsonl" || x == "json") {
+                    r.redact_jsonl(&bytes, counts)
+                } else {
+                    r.redact_bytes(&bytes, counts)
+                };
+                if let Some(new) = redacted {
+                    super::files::write_atomic(&p, &new)?;
+                    changed += 1;
+                }
+            }
+        }
+    }
+    Ok(changed)
+}

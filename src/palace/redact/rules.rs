@@ -1,0 +1,437 @@
+//! The rules of the three layers, compiled: this process's own secret values (matched exactly, one
+//! Aho-Corasick automaton), well-known credential formats (gitleaks' rule set, vendored in
+//! `gitleaks-rules.json`, plus a few of ours for what it has no rule for: a URL's password, an
+//! `Authorization:` header, a `password=` assignment) and the user's patterns.
+//!
+//! Matching follows gitleaks: each format rule has keywords, and its regex runs only on a string
+//! that holds one of them (one case-insensitive automaton over every keyword, [`Rules::triggered`]);
+//! the secret is the rule's secret group (or its first non-empty group), which must reach the rule's
+//! minimum entropy and pass its allowlists. Regexes are byte regexes without Unicode classes, as
+//! gitleaks' RE2 ones are (`\w` is ASCII).
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The vendored gitleaks rule set (see `LICENSE-gitleaks`, `scripts/redact/vendor-gitleaks.py`).
+const GITLEAKS: &str = include_str!("gitleaks-rules.json");
+
+/// Cap on one compiled regex (a user's pattern that explodes is refused, not compiled for minutes).
+const REGEX_SIZE_LIMIT: usize = 8 << 20;
+
+#[derive(Deserialize)]
+struct VendoredFile {
+    rules: Vec<VendoredRule>,
+}
+
+#[derive(Deserialize)]
+struct VendoredRule {
+    id: String,
+    regex: String,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(rename = "secretGroup")]
+    secret_group: Option<usize>,
+    entropy: Option<f64>,
+    #[serde(default)]
+    allow: Vec<VendoredAllow>,
+}
+
+#[derive(Deserialize)]
+struct VendoredAllow {
+    target: String,
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+}
+
+/// What an allowlist looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+struct Allow {
+    target: Target,
+    regexes: Vec<Arc<Regex>>,
+    /// Lowercase; a secret that contains one is not a secret.
+    stopwords: Vec<String>,
+}
+
+/// One regex rule of the format or user layer.
+pub(super) struct Rule {
+    pub kind: Arc<str>,
+    regex: Regex,
+    secret_group: Option<usize>,
+    entropy: Option<f64>,
+    allow: Vec<Allow>,
+    /// Extra check of ours (the assignment rule refuses code and placeholders).
+    check: Option<fn(&[u8]) -> bool>,
+    /// Lower sorts first when two matches start at the same place (exact, specific, generic).
+    pub priority: u8,
+}
+
+/// A span of the input to replace with `[REDACTED:<kind>]`.
+#[derive(Debug, Clone)]
+pub(super) struct Hit {
+    pub start: usize,
+    pub end: usize,
+    pub priority: u8,
+    pub kind: Arc<str>,
+}
+
+impl Rule {
+    /// Every secret this rule finds in `hay`.
+    pub fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        for caps in self.regex.captures_iter(hay) {
+            let Some(whole) = caps.get(0) else { continue };
+            let secret = match self.secret_group {
+                Some(g) => caps.get(g),
+                None => (1..caps.len()).find_map(|g| caps.get(g).filter(|m| !m.is_empty())).or(Some(whole)),
+            };
+            let Some(secret) = secret.filter(|m| !m.is_empty()) else { continue };
+            let s = secret.as_bytes();
+            if self.entropy.is_some_and(|min| entropy(s) < min) || self.check.is_some_and(|ok| !ok(s)) {
+                continue;
+            }
+            if self.allowed(s, whole.as_bytes(), hay) {
+                continue;
+            }
+            out.push(Hit {
+                start: secret.start(),
+                end: secret.end(),
+                priority: self.priority,
+                kind: self.kind.clone(),
+            });
+        }
+    }
+
+    fn allowed(&self, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
+        self.allow.iter().any(|a| {
+            let target = match a.target {
+                Target::Secret => secret,
+                Target::Match => whole,
+                Target::Line => line,
+            };
+            a.regexes.iter().any(|r| r.is_match(target))
+                || (!a.stopwords.is_empty() && {
+                    let lower = secret.to_ascii_lowercase();
+                    a.stopwords.iter().any(|w| contains(&lower, w.as_bytes()))
+                })
+        })
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Shannon entropy in bits per byte (gitleaks' measure).
+pub(super) fn entropy(s: &[u8]) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for b in s {
+        counts[*b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts.iter().filter(|c| **c > 0).map(|c| f64::from(*c) / n).map(|p| -p * p.log2()).sum()
+}
+
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).unicode(false).size_limit(REGEX_SIZE_LIMIT).dfa_size_limit(REGEX_SIZE_LIMIT).build()
+}
+
+/// The compiled format and user layers, with the keyword prefilter.
+pub(super) struct Rules {
+    pub rules: Vec<Rule>,
+    /// Every keyword of every keyword-gated rule, ASCII case-insensitive (None: it could not be
+    /// built, and every rule runs on every string).
+    keywords: Option<AhoCorasick>,
+    /// Keyword pattern id → the rules it gates.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules that run on every string (the user's patterns).
+    always: Vec<usize>,
+}
+
+impl Rules {
+    /// The built-in rules and `user` (pattern, 1-based line) compiled; a user pattern that isn't a
+    /// regular expression gives one warning (never its text, which may hold a secret).
+    pub fn build(user: &[(String, usize)], source: &str) -> (Rules, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut rules = Vec::new();
+        let mut keywords: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut gate = |rule: usize, words: &[String], keywords: &mut Vec<String>| {
+            for w in words {
+                match keywords.iter().position(|k| k == w) {
+                    Some(i) => keyword_rules[i].push(rule),
+                    None => {
+                        keywords.push(w.clone());
+                        keyword_rules.push(vec![rule]);
+                    }
+                }
+            }
+        };
+        for (rule, words) in vendored(&mut warnings).into_iter().chain(ours()) {
+            gate(rules.len(), &words, &mut keywords);
+            rules.push(rule);
+        }
+        let mut always = Vec::new();
+        for (pattern, line) in user {
+            match compile(pattern) {
+                Ok(regex) => {
+                    always.push(rules.len());
+                    rules.push(Rule {
+                        kind: Arc::from("user-pattern"),
+                        regex,
+                        secret_group: None,
+                        entropy: None,
+                        allow: Vec::new(),
+                        check: None,
+                        priority: 1,
+                    });
+                }
+                Err(e) => warnings.push(format!(
+                    "mempalace feed: {source} line {line} is not a usable regular expression ({}); it is ignored, every other redaction rule still applies",
+                    regex_error_kind(&e)
+                )),
+            }
+        }
+        let keywords = match AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&keywords)
+        {
+            Ok(ac) => Some(ac),
+            Err(e) => {
+                warnings.push(format!("mempalace feed: the credential keywords can't be compiled ({e}); every format rule runs on every string"));
+                always = (0..rules.len()).collect();
+                None
+            }
+        };
+        (Rules { rules, keywords, keyword_rules, always }, warnings)
+    }
+
+    /// The rules to run on `hay`: those a keyword in it gates, and the ungated ones; sorted, once each.
+    pub fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
+        out.clear();
+        out.extend_from_slice(&self.always);
+        if let Some(ac) = &self.keywords {
+            for m in ac.find_overlapping_iter(hay) {
+                out.extend_from_slice(&self.keyword_rules[m.pattern().as_usize()]);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// True when a keyword of a gated rule is in `hay` or an ungated rule exists.
+    pub fn any_triggered(&self, hay: &[u8]) -> bool {
+        !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay))
+    }
+
+    /// How many keywords there are (a test).
+    #[cfg(test)]
+    pub fn keyword_count(&self) -> usize {
+        self.keyword_rules.len()
+    }
+}
+
+/// What kind of error a regex is, without the pattern (which the error's text quotes).
+fn regex_error_kind(e: &regex::Error) -> &'static str {
+    match e {
+        regex::Error::CompiledTooBig(_) => "too big once compiled",
+        _ => "a syntax error",
+    }
+}
+
+/// gitleaks' rules, compiled, with their keywords (lowercase). A rule that doesn't compile is a
+/// defect of the vendored file: said once, never silent (a test keeps the count at zero).
+fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
+    let file: VendoredFile = match serde_json::from_str(GITLEAKS) {
+        Ok(f) => f,
+        Err(e) => {
+            warnings.push(format!("mempalace feed: the built-in credential formats can't be read ({e})"));
+            return Vec::new();
+        }
+    };
+    // The same allowlist regexes recur in most rules: compiled once.
+    let mut cache: HashMap<String, Option<Arc<Regex>>> = HashMap::new();
+    let mut out = Vec::new();
+    for r in file.rules {
+        let regex = match compile(&r.regex) {
+            Ok(re) => re,
+            Err(e) => {
+                warnings.push(format!(
+                    "mempalace feed: built-in rule {} can't be compiled ({})",
+                    r.id,
+                    regex_error_kind(&e)
+                ));
+                continue;
+            }
+        };
+        let allow = r
+            .allow
+            .into_iter()
+            .map(|a| Allow {
+                target: match a.target.as_str() {
+                    "match" => Target::Match,
+                    "line" => Target::Line,
+                    _ => Target::Secret,
+                },
+                regexes: a
+                    .regexes
+                    .iter()
+                    .filter_map(|p| cache.entry(p.clone()).or_insert_with(|| compile(p).ok().map(Arc::new)).clone())
+                    .collect(),
+                stopwords: a.stopwords.into_iter().map(|w| w.to_ascii_lowercase()).collect(),
+            })
+            .collect();
+        let priority = if r.id == "generic-api-key" { 2 } else { 1 };
+        let rule = Rule {
+            kind: Arc::from(r.id.as_str()),
+            regex,
+            secret_group: r.secret_group,
+            entropy: r.entropy,
+            allow,
+            check: None,
+            priority,
+        };
+        out.push((rule, r.keywords));
+    }
+    out
+}
+
+/// Formats gitleaks has no rule for (it scans code, we scan what a terminal and a model said).
+fn ours() -> Vec<(Rule, Vec<String>)> {
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let rule = |kind: &str, pattern: &str, check: Option<fn(&[u8]) -> bool>, priority: u8| {
+        compile(pattern).ok().map(|regex| Rule {
+            kind: Arc::from(kind),
+            regex,
+            secret_group: Some(1),
+            entropy: None,
+            allow: Vec::new(),
+            check,
+            priority,
+        })
+    };
+    [
+        // scheme://user:password@host: the password (the user name stays).
+        (
+            rule("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}:([^\s/@'`]{1,256})@[a-zA-Z0-9\[]", Some(not_placeholder), 1),
+            words(&["://"]),
+        ),
+        // Authorization: Bearer <token> / Basic <b64> / <token>, in headers, curl and code.
+        (
+            rule(
+                "authorization-header",
+                r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?([A-Za-z0-9._~+/=:-]{8,})"#,
+                Some(not_placeholder),
+                1,
+            ),
+            words(&["authorization"]),
+        ),
+        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(not_placeholder), 1), words(&["bearer"])),
+        // password=..., SECRET: ..., "passwd": "..." (a .env line, a config file, a command line).
+        (
+            rule(
+                "password-assignment",
+                r#"(?i)\b[a-z0-9_.-]{0,40}(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,200})"#,
+                Some(assigned_secret),
+                2,
+            ),
+            words(&["password", "passwd", "pwd", "passphrase", "secret"]),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(r, w)| r.map(|r| (r, w)))
+    .collect()
+}
+
+/// Not a placeholder: `$VAR`, `${VAR}`, `<token>`, `***`, `xxxx`, `...`.
+fn not_placeholder(s: &[u8]) -> bool {
+    let first = s.first().copied().unwrap_or(b'$');
+    if matches!(first, b'$' | b'%' | b'<' | b'{' | b'*') {
+        return false;
+    }
+    let distinct = {
+        let mut seen = [false; 256];
+        s.iter().for_each(|b| seen[*b as usize] = true);
+        seen.iter().filter(|x| **x).count()
+    };
+    distinct > 2
+}
+
+/// The value of a `password=` assignment is a secret, unless it is code or a placeholder: an
+/// identifier or a call (`getPassword()`, `config.db.password`), a word (`required`, `true`), a
+/// path, or a number. A secret has a digit or a symbol, and isn't only letters and dots.
+fn assigned_secret(s: &[u8]) -> bool {
+    if !not_placeholder(s) || s.starts_with(b"/") || s.starts_with(b"~") || s.starts_with(b"./") {
+        return false;
+    }
+    let letters_only = s.iter().all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b'-'));
+    let digits_only = s.iter().all(|b| b.is_ascii_digit() || *b == b'.');
+    let lower = s.to_ascii_lowercase();
+    let word = ["true", "false", "null", "none", "undefined", "required", "optional", "redacted", "hidden", "changeme"]
+        .iter()
+        .any(|w| lower == w.as_bytes());
+    !(letters_only || digits_only || word || lower.starts_with(b"[redacted"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_vendored_rule_compiles() {
+        let mut w = Vec::new();
+        let rules = vendored(&mut w);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(rules.len() > 200, "{}", rules.len());
+        assert!(rules.iter().all(|(_, k)| !k.is_empty()), "every gitleaks rule is keyword-gated");
+        // The fast path's soundness: no keyword holds a character a JSON writer escapes.
+        let (r, _) = Rules::build(&[], "x");
+        assert!(r.keyword_count() > 100);
+        for (_, words) in rules.iter().chain(ours().iter()) {
+            for k in words {
+                assert!(!k.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20), "{k:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn entropy_is_shannon() {
+        assert_eq!(entropy(b""), 0.0);
+        assert_eq!(entropy(b"aaaa"), 0.0);
+        assert!((entropy(b"abcd") - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn assignments_that_are_code_are_not_secrets() {
+        for s in [
+            "getPassword",
+            "config.db.password",
+            "true",
+            "required",
+            "$DB_PASSWORD",
+            "${PW}",
+            "<password>",
+            "/etc/x",
+            "12345678",
+            "********",
+        ] {
+            assert!(!assigned_secret(s.as_bytes()), "{s}");
+        }
+        for s in ["hunter2hunter2", "Xy7!pQ9#", "s3cr3t-v4lue"] {
+            assert!(assigned_secret(s.as_bytes()), "{s}");
+        }
+    }
+}

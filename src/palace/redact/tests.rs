@@ -1,0 +1,208 @@
+use super::*;
+use serde_json::Value;
+
+/// The made-up secrets of every kind (shared with the contract and e2e tests).
+const SECRETS: &str = include_str!("../../../__test__/fixtures/redact/secrets.json");
+/// Ordinary coding sessions that hold nothing secret (how it was made: its `about`).
+const ORDINARY: &str = include_str!("../../../__test__/fixtures/redact/ordinary.jsonl");
+
+struct Sample {
+    kind: String,
+    value: String,
+    text: String,
+    env: Option<String>,
+}
+
+fn samples() -> Vec<Sample> {
+    let v: Value = serde_json::from_str(SECRETS).unwrap();
+    v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| Sample {
+            kind: s["kind"].as_str().unwrap().into(),
+            value: s["value"].as_str().unwrap().into(),
+            text: s["text"].as_str().unwrap().into(),
+            env: s.get("env").and_then(Value::as_str).map(String::from),
+        })
+        .collect()
+}
+
+/// The redactor of a process whose environment holds the samples' env secrets (and ordinary
+/// variables that must not count); built once for all the tests.
+fn redactor() -> &'static Redactor {
+    static R: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+    R.get_or_init(build_redactor)
+}
+
+fn build_redactor() -> Redactor {
+    let mut env: Vec<(String, String)> = samples().into_iter().filter_map(|s| Some((s.env?, s.value))).collect();
+    env.push(("TOKENIZERS_PARALLELISM".into(), "false".into()));
+    env.push(("AWS_REGION".into(), "eu-west-1-long".into()));
+    env.push(("GOOGLE_APPLICATION_CREDENTIALS".into(), "/home/u/creds.json".into()));
+    env.push(("HOME".into(), "/home/someone-long".into()));
+    env.push(("MEMPALACE_REMOTE_URL".into(), "http://pi:Url-Pass-99x@palace.lan:8765/mcp".into()));
+    let (r, w) = Redactor::build(&Sources { env, patterns_file: None });
+    assert!(w.is_empty(), "{w:?}");
+    r
+}
+
+#[test]
+fn every_kind_is_redacted_in_text_with_its_marker() {
+    let r = redactor();
+    for s in samples() {
+        let text = s.text.replace("{v}", &s.value);
+        let mut counts = Counts::new();
+        let out = r.redact_str(&text, &mut counts).unwrap_or_else(|| panic!("{} not found in {text:?}", s.kind));
+        assert!(!out.contains(&s.value), "{}: {out}", s.kind);
+        assert!(out.contains(&format!("[REDACTED:{}]", s.kind)), "{}: {out}", s.kind);
+        assert_eq!(counts.get(&s.kind), Some(&1), "{}: {counts:?}", s.kind);
+        // What is around the secret stays.
+        let before = s.text.split("{v}").next().unwrap();
+        assert!(out.starts_with(before.trim_end_matches(['\'', ' '])), "{}: {out}", s.kind);
+    }
+}
+
+#[test]
+fn a_url_password_of_the_environment_is_matched_exactly_anywhere() {
+    let r = redactor();
+    let mut c = Counts::new();
+    let out = r.redact_str("the palace password is Url-Pass-99x, typed alone", &mut c).unwrap();
+    assert_eq!(out, "the palace password is [REDACTED:url-password], typed alone");
+    // Ordinary variables of the environment are not secrets: a region, a path, `false`.
+    for plain in ["eu-west-1-long", "/home/u/creds.json", "false", "/home/someone-long"] {
+        assert_eq!(r.redact_str(&format!("value {plain} here"), &mut c), None, "{plain}");
+    }
+}
+
+#[test]
+fn names_that_say_secret() {
+    for n in [
+        "MY_SERVICE_TOKEN",
+        "GITHUB_TOKEN",
+        "DB_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "OPENAI_API_KEY",
+        "AWS_SESSION_TOKEN",
+        "X_PRIVATE_KEY",
+        "SVC_CREDENTIALS",
+        "DOTTY_ADMIN_TOKEN",
+        "MEMPALACE_REMOTE_TOKEN",
+        "PGPASSWD",
+    ] {
+        assert!(secret_name(n), "{n}");
+    }
+    for n in ["HOME", "PATH", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "TERM", "KEYBOARD"] {
+        assert!(!secret_name(n), "{n}");
+    }
+    // TOKENIZERS_PARALLELISM's name says token, but `false` is shorter than MIN_EXACT.
+    assert!(secret_name("TOKENIZERS_PARALLELISM") && !exact_worthy("false"));
+}
+
+#[test]
+fn jsonl_lines_stay_valid_json_with_the_same_entries() {
+    let r = redactor();
+    let s = samples();
+    let header = r#"{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    let mut input = format!("{header}\n");
+    for (i, x) in s.iter().enumerate() {
+        let text = x.text.replace("{v}", &x.value);
+        // In chat text, in a tool call's arguments, in a tool result, and in a key.
+        let entry = match i % 3 {
+            0 => {
+                serde_json::json!({"type":"message","id":i,"message":{"role":"user","content":[{"type":"text","text":text}]}})
+            }
+            1 => {
+                serde_json::json!({"type":"message","id":i,"message":{"role":"assistant","content":[{"type":"toolCall","name":"bash","arguments":{"command":text}}]}})
+            }
+            _ => {
+                serde_json::json!({"type":"message","id":i,"message":{"role":"toolResult","content":[{"type":"text","text":text}],"details":{text.clone(): 1.5}}})
+            }
+        };
+        input.push_str(&entry.to_string());
+        input.push('\n');
+    }
+    input.push_str("{not json, but AKIAZ7QX3MPL4VNRT2WB is here}\r\n");
+    let mut counts = Counts::new();
+    let out = r.redact_jsonl(input.as_bytes(), &mut counts).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    for x in &s {
+        assert!(!out.contains(&x.value), "{} survived", x.kind);
+        // A JSON-escaped form (the PEM block's newlines) is gone too.
+        let escaped = serde_json::to_string(&x.value).unwrap();
+        assert!(!out.contains(escaped.trim_matches('"')), "{} survived escaped", x.kind);
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (input.split('\n').collect(), out.split('\n').collect());
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a[0], b[0], "a line without secrets is kept byte for byte");
+    for (x, y) in a.iter().zip(&b) {
+        match (serde_json::from_str::<Value>(x), serde_json::from_str::<Value>(y)) {
+            (Ok(vx), Ok(vy)) => assert_eq!(shape(&vx), shape(&vy), "same entries"),
+            (Err(_), Err(_)) => {}
+            other => panic!("validity changed: {other:?}"),
+        }
+    }
+    assert!(out.ends_with("{not json, but [REDACTED:aws-access-token] is here}\r\n"), "{out}");
+    let total: u64 = counts.values().sum();
+    assert!(total >= s.len() as u64, "{counts:?}");
+}
+
+/// A value's structure: the same keys (in order) and types, strings and keys left out.
+fn shape(v: &Value) -> String {
+    match v {
+        Value::Object(m) => format!("{{{}}}", m.values().map(shape).collect::<Vec<_>>().join(",")),
+        Value::Array(a) => format!("[{}]", a.iter().map(shape).collect::<Vec<_>>().join(",")),
+        Value::String(_) => "s".into(),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn ordinary_sessions_have_nothing_redacted() {
+    let r = redactor();
+    let mut counts = Counts::new();
+    let out = r.redact_jsonl(ORDINARY.as_bytes(), &mut counts);
+    if let Some(out) = out {
+        let out = String::from_utf8_lossy(&out);
+        let first = out.lines().zip(ORDINARY.lines()).find(|(a, b)| a != b);
+        panic!("false positives {counts:?}: {first:?}");
+    }
+    assert!(counts.is_empty());
+}
+
+#[test]
+fn a_broken_user_pattern_is_one_warning_and_the_rest_apply() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("redact.txt");
+    std::fs::write(&file, "# internal ticket ids are secret\nACME-[0-9]{6}\n\n([unclosed\ncorp-(secret-[a-z]{4})\n")
+        .unwrap();
+    let (r, w) = Redactor::build(&Sources { env: Vec::new(), patterns_file: Some(file.clone()) });
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("line 4") && w[0].contains("still appl") && !w[0].contains("unclosed"), "{w:?}");
+    let mut c = Counts::new();
+    let out = r.redact_str("ACME-123456 and corp-secret-abcd and AKIAZ7QX3MPL4VNRT2WB", &mut c).unwrap();
+    assert_eq!(out, "[REDACTED:user-pattern] and corp-[REDACTED:user-pattern] and [REDACTED:aws-access-token]");
+    // A missing file: one line, the built-in rules still apply.
+    let (r, w) = Redactor::build(&Sources { env: Vec::new(), patterns_file: Some(d.path().join("nope")) });
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(r.redact_str("AKIAZ7QX3MPL4VNRT2WB", &mut c).is_some());
+}
+
+#[test]
+fn redaction_is_a_fixpoint_and_counts_each_value_once() {
+    let r = redactor();
+    let all: String = samples().iter().map(|s| s.text.replace("{v}", &s.value) + "\n").collect();
+    let mut c = Counts::new();
+    let once = r.redact_str(&all, &mut c).unwrap();
+    assert_eq!(r.redact_str(&once, &mut Counts::new()), None, "{once}");
+    // Multi-byte text around a secret stays whole.
+    let s = format!("clé→{}←fin", samples()[0].value);
+    assert_eq!(r.redact_str(&s, &mut c).unwrap(), "clé→[REDACTED:aws-access-token]←fin");
+}
+
+#[test]
+fn the_debug_form_never_shows_a_value() {
+    let r = redactor();
+    let shown = format!("{r:?}");
+    assert!(samples().iter().all(|s| !shown.contains(&s.value)), "{shown}");
+}
