@@ -187,3 +187,22 @@ write("songs", [
     "hé\nhééxxx.mp3\nhéé.mp3x", "Zed\nA.mp3\nB.Song.mp3\nc\nD.mp3\nE.mp3\nF.mp3",
     "ΣΑΣ\nσας.mp3\nΣΑΣ.mp3", "İstanbul\ni̇stanbul.mp3", "x\n.mp3\n\nx",
 ])
+
+# --- redact: session lines holding the made-up secrets of every kind (__test__/fixtures/redact/
+# secrets.json) in chat text, tool calls and results, escaped forms, the process's own secret
+# (fuzz/src/redact.rs SECRET), a text line, and the ordinary corpus's lines (nothing to redact).
+SAMPLES = json.load(open(ROOT / "__test__/fixtures/redact/secrets.json"))["samples"]
+SECRET = "fz-Q7mX2vK9pL4w"
+redact = []
+for i, s in enumerate(SAMPLES):
+    text = s["text"].replace("{v}", s["value"])
+    role = ["user", "call", "toolResult"][i % 3]
+    redact.append(session([(role, text), ("assistant", "I see " + s["value"])]))
+redact += [
+    session([("user", "token " + SECRET), ("assistant", "ok")]),
+    js({"type": "message", "message": {"role": "user", "content": "\\u0041KIA in JSON: " + "AKIA" + "Z7QX3MPL4VNRT2WB"}}).replace("AKIA", "\\u0041KIA", 1) + "\n",
+    "not json: postgres://u:Pa55-word-x1@db/app and " + SECRET + "\r\n",
+    js({"k": {"api_key=sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2": [1, 2.5, None, True]}}) + "\n",
+    "".join(l + "\n" for l in (ROOT / "__test__/fixtures/redact/ordinary.jsonl").read_text().splitlines()[:6]),
+]
+write("redact", redact)

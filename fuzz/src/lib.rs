@@ -8,6 +8,7 @@
 
 pub mod fts;
 pub mod jsonrpc;
+pub mod redact;
 pub mod session;
 pub mod songs;
 pub mod sse;
@@ -30,6 +31,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("tools", tools::check),
     ("turn_text", turn::check),
     ("songs", songs::check),
+    ("redact", redact::check),
 ];
 
 /// The `main` of a target binary built without libFuzzer (stable `cargo run --bin <t> -- FILE...`):

@@ -52,7 +52,7 @@ macro_rules! replay_each {
     };
 }
 
-replay_each!(fts_phrase, text, jsonrpc, sse, session_jsonl, tools, turn_text, songs);
+replay_each!(fts_phrase, text, jsonrpc, sse, session_jsonl, tools, turn_text, songs, redact);
 
 #[test]
 fn is_py_space_is_python_isspace_on_every_codepoint() {

@@ -95,9 +95,9 @@ pub fn describe(o: &FeedOutcome) -> (String, bool) {
     match o {
         FeedOutcome::Fed { source, output, redacted } => (
             format!(
-                "fed {source} to the palace (redacted: {}): {}",
-                crate::palace::redact::describe(redacted),
-                crate::text::first_chars(output.trim(), 400)
+                "fed {source} to the palace: {}\nredacted: {}",
+                crate::text::first_chars(output.trim(), 400),
+                crate::palace::redact::describe(redacted)
             ),
             true,
         ),

@@ -92,14 +92,57 @@ fn url_password(value: &str) -> Vec<String> {
     out
 }
 
+/// A set of values matched exactly (longest first on overlap), each with its kind.
+struct Exact {
+    ac: AhoCorasick,
+    kinds: Vec<Arc<str>>,
+    /// True when a value holds a character a JSON writer escapes: the raw-line fast path can't
+    /// vouch for a line then.
+    escaped: bool,
+}
+
+impl Exact {
+    /// None for no values (or, said in `warnings`, values the automaton can't take).
+    fn build(mut values: Vec<(Vec<u8>, Arc<str>)>, warnings: &mut Vec<String>) -> Option<Exact> {
+        values.sort();
+        values.dedup_by(|a, b| a.0 == b.0);
+        if values.is_empty() {
+            return None;
+        }
+        let escaped = values.iter().any(|(v, _)| v.iter().any(|b| *b == b'"' || *b == b'\\' || *b < 0x20));
+        match AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostLongest).build(values.iter().map(|v| &v.0)) {
+            Ok(ac) => Some(Exact { ac, kinds: values.into_iter().map(|v| v.1).collect(), escaped }),
+            Err(e) => {
+                warnings.push(format!("mempalace feed: secrets can't be matched exactly ({e})"));
+                None
+            }
+        }
+    }
+
+    fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        for m in self.ac.find_iter(hay) {
+            out.push(Hit {
+                start: m.start(),
+                end: m.end(),
+                priority: 0,
+                kind: self.kinds[m.pattern().as_usize()].clone(),
+            });
+        }
+    }
+}
+
+/// One redaction run: the extra exact values (those learned from the file so far) and, while
+/// learning, the values found.
+#[derive(Default)]
+struct Run<'a> {
+    extra: Option<&'a Exact>,
+    learned: Option<Vec<(Vec<u8>, Arc<str>)>>,
+}
+
 /// The rule set of the three layers.
 pub struct Redactor {
-    /// Layer 1: the exact values, longest first on overlap.
-    exact: Option<AhoCorasick>,
-    exact_kinds: Vec<Arc<str>>,
-    /// True when an exact value holds a character a JSON writer escapes: the raw-line fast path
-    /// can't vouch for such a line.
-    exact_escaped: bool,
+    /// Layer 1: the exact values.
+    exact: Option<Exact>,
     /// Layers 2 and 3.
     rules: Rules,
 }
@@ -107,7 +150,8 @@ pub struct Redactor {
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the values.
-        write!(f, "Redactor({} exact values, {} rules)", self.exact_kinds.len(), self.rules.rules.len())
+        let n = self.exact.as_ref().map_or(0, |e| e.kinds.len());
+        write!(f, "Redactor({n} exact values, {} rules)", self.rules.rules.len())
     }
 }
 
@@ -129,37 +173,23 @@ impl Redactor {
         }
         let (rules, w) = Rules::build(&user, &source);
         warnings.extend(w);
-        let mut values: Vec<(String, Arc<str>)> = Vec::new();
+        let mut values: Vec<(Vec<u8>, Arc<str>)> = Vec::new();
         for (name, value) in &sources.env {
             for pw in url_password(value) {
                 if exact_worthy(&pw) {
-                    values.push((pw, Arc::from("url-password")));
+                    values.push((pw.into_bytes(), Arc::from("url-password")));
                 }
             }
             if secret_name(name) && exact_worthy(value) {
                 let kind: Arc<str> = Arc::from(format!("env:{name}"));
-                values.push((value.clone(), kind.clone()));
+                values.push((value.clone().into_bytes(), kind.clone()));
                 if value.trim() != value {
-                    values.push((value.trim().to_string(), kind));
+                    values.push((value.trim().as_bytes().to_vec(), kind));
                 }
             }
         }
-        values.sort();
-        values.dedup_by(|a, b| a.0 == b.0);
-        let exact_escaped = values.iter().any(|(v, _)| v.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
-        let exact = if values.is_empty() {
-            None
-        } else {
-            match AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostLongest).build(values.iter().map(|v| &v.0)) {
-                Ok(ac) => Some(ac),
-                Err(e) => {
-                    warnings.push(format!("mempalace feed: this process's secrets can't be matched ({e})"));
-                    None
-                }
-            }
-        };
-        let exact_kinds = values.into_iter().map(|v| v.1).collect();
-        (Redactor { exact, exact_kinds, exact_escaped, rules }, warnings)
+        let exact = Exact::build(values, &mut warnings);
+        (Redactor { exact, rules }, warnings)
     }
 
     /// The built-in formats alone (no environment, no user file): tests, the fuzz target, the bench.
@@ -169,13 +199,25 @@ impl Redactor {
 
     /// `bytes` with every secret replaced; None when nothing was found. Counts what it replaced.
     pub fn redact_bytes(&self, bytes: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
+        self.redact_run(bytes, counts, &mut Run::default())
+    }
+
+    fn redact_run(&self, bytes: &[u8], counts: &mut Counts, run: &mut Run<'_>) -> Option<Vec<u8>> {
         let mut current: Option<Vec<u8>> = None;
         let mut scratch = Vec::new();
         for _ in 0..MAX_ROUNDS {
             let hay = current.as_deref().unwrap_or(bytes);
-            let hits = self.hits(hay, &mut scratch);
+            let hits = self.hits(hay, &mut scratch, run.extra);
             if hits.is_empty() {
                 break;
+            }
+            if let Some(learned) = &mut run.learned {
+                for h in &hits {
+                    let v = &hay[h.start..h.end];
+                    if v.len() >= MIN_EXACT && !v.windows(10).any(|w| w == b"[REDACTED:") {
+                        learned.push((v.to_vec(), h.kind.clone()));
+                    }
+                }
             }
             current = Some(replace(hay, hits, counts));
         }
@@ -184,32 +226,31 @@ impl Redactor {
 
     /// `s` with every secret replaced; None when nothing was found.
     pub fn redact_str(&self, s: &str, counts: &mut Counts) -> Option<String> {
+        self.redact_str_run(s, counts, &mut Run::default())
+    }
+
+    fn redact_str_run(&self, s: &str, counts: &mut Counts, run: &mut Run<'_>) -> Option<String> {
         // Spans are widened to whole characters and the markers are ASCII: still UTF-8.
-        self.redact_bytes(s.as_bytes(), counts).map(|b| String::from_utf8_lossy(&b).into_owned())
+        self.redact_run(s.as_bytes(), counts, run).map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
     /// True when `raw` (a line as written, JSON escapes and all) can hold no secret of the rule
     /// set in any of its strings once decoded: no keyword, no exact value, no escape that could
     /// hide one (`\u`, `\/`), no ungated rule. Sound because no keyword or exact value holds a
     /// character JSON writers escape (checked at build, and by a test for the keywords).
-    fn raw_line_is_clean(&self, raw: &[u8]) -> bool {
-        if self.exact_escaped || self.rules.any_triggered(raw) {
-            return false;
-        }
-        if self.exact.as_ref().is_some_and(|ac| ac.is_match(raw)) {
+    fn raw_line_is_clean(&self, raw: &[u8], extra: Option<&Exact>) -> bool {
+        let exact_hit = |e: Option<&Exact>| e.is_some_and(|e| e.escaped || e.ac.is_match(raw));
+        if self.rules.any_triggered(raw) || exact_hit(self.exact.as_ref()) || exact_hit(extra) {
             return false;
         }
         !raw.windows(2).any(|w| w[0] == b'\\' && (w[1] == b'u' || w[1] == b'/'))
     }
 
     /// The secrets in `hay`, merged: sorted, overlapping spans joined (the first one's kind).
-    fn hits(&self, hay: &[u8], scratch: &mut Vec<usize>) -> Vec<Hit> {
+    fn hits(&self, hay: &[u8], scratch: &mut Vec<usize>, extra: Option<&Exact>) -> Vec<Hit> {
         let mut hits = Vec::new();
-        if let Some(ac) = &self.exact {
-            for m in ac.find_iter(hay) {
-                let kind = self.exact_kinds[m.pattern().as_usize()].clone();
-                hits.push(Hit { start: m.start(), end: m.end(), priority: 0, kind });
-            }
+        for e in [self.exact.as_ref(), extra].into_iter().flatten() {
+            e.find(hay, &mut hits);
         }
         self.rules.triggered(hay, scratch);
         for i in scratch.iter() {
@@ -222,7 +263,24 @@ impl Redactor {
     /// was found. A line that is valid JSON stays valid JSON with the same entries (only a line
     /// with a redaction is re-serialized); a line that isn't JSON is redacted as text. Line ends
     /// are kept as they were.
+    ///
+    /// A value found by a rule anywhere in the file is a secret everywhere in it: a token the
+    /// `.env` a tool printed holds is redacted too where the model repeats it bare, without the
+    /// `TOKEN=` that made it recognisable (a second pass matches the values found exactly).
     pub fn redact_jsonl(&self, input: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
+        let mut run = Run { extra: None, learned: Some(Vec::new()) };
+        let first = self.jsonl_pass(input, counts, &mut run);
+        let learned = run.learned.take().unwrap_or_default();
+        if learned.is_empty() {
+            return first;
+        }
+        let extra = Exact::build(learned, &mut Vec::new());
+        let mut again = Run { extra: extra.as_ref(), learned: None };
+        let base = first.as_deref().unwrap_or(input);
+        self.jsonl_pass(base, counts, &mut again).or(first)
+    }
+
+    fn jsonl_pass(&self, input: &[u8], counts: &mut Counts, run: &mut Run<'_>) -> Option<Vec<u8>> {
         let mut out: Option<Vec<u8>> = None;
         let mut pos = 0;
         while pos < input.len() {
@@ -230,8 +288,7 @@ impl Redactor {
             let line = &input[pos..end];
             let body = line.strip_suffix(b"\n").unwrap_or(line);
             let body = body.strip_suffix(b"\r").unwrap_or(body);
-            let changed = self.redact_line(body, counts);
-            match (changed, &mut out) {
+            match (self.line_run(body, counts, run), &mut out) {
                 (Some(new), o) => {
                     let buf = o.get_or_insert_with(|| input[..pos].to_vec());
                     buf.extend_from_slice(&new);
@@ -247,44 +304,52 @@ impl Redactor {
 
     /// One line without its end: None when unchanged.
     pub fn redact_line(&self, body: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
-        if self.raw_line_is_clean(body) {
+        self.line_run(body, counts, &mut Run::default())
+    }
+
+    fn line_run(&self, body: &[u8], counts: &mut Counts, run: &mut Run<'_>) -> Option<Vec<u8>> {
+        if self.raw_line_is_clean(body, run.extra) {
             return None;
         }
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(mut v) => {
                 let mut local = Counts::new();
-                if !self.redact_value(&mut v, &mut local) {
+                if !self.redact_value(&mut v, &mut local, run) {
                     return None;
                 }
                 let new = serde_json::to_vec(&v).ok()?;
                 merge_counts(counts, local);
                 Some(new)
             }
-            Err(_) => self.redact_bytes(body, counts),
+            Err(_) => self.redact_run(body, counts, run),
         }
     }
 
     /// Redacts every string (keys too) of `v` in place; true when one changed.
-    fn redact_value(&self, v: &mut serde_json::Value, counts: &mut Counts) -> bool {
+    fn redact_value(&self, v: &mut serde_json::Value, counts: &mut Counts, run: &mut Run<'_>) -> bool {
         use serde_json::Value;
         match v {
-            Value::String(s) => match self.redact_str(s, counts) {
+            Value::String(s) => match self.redact_str_run(s, counts, run) {
                 Some(new) => {
                     *s = new;
                     true
                 }
                 None => false,
             },
-            Value::Array(items) => items.iter_mut().fold(false, |acc, x| self.redact_value(x, counts) | acc),
+            Value::Array(items) => items.iter_mut().fold(false, |acc, x| self.redact_value(x, counts, run) | acc),
             Value::Object(map) => {
                 let mut changed = false;
                 for (_, x) in map.iter_mut() {
-                    changed |= self.redact_value(x, counts);
+                    changed |= self.redact_value(x, counts, run);
                 }
-                if map.keys().any(|k| self.redact_str(k, &mut Counts::new()).is_some()) {
+                let extra = run.extra;
+                let key_hit = |k: &String| {
+                    self.redact_str_run(k, &mut Counts::new(), &mut Run { extra, learned: None }).is_some()
+                };
+                if map.keys().any(key_hit) {
                     let old = std::mem::take(map);
                     for (k, x) in old {
-                        let k = self.redact_str(&k, counts).unwrap_or(k);
+                        let k = self.redact_str_run(&k, counts, run).unwrap_or(k);
                         map.insert(k, x);
                     }
                     changed = true;

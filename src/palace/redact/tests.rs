@@ -206,3 +206,21 @@ fn the_debug_form_never_shows_a_value() {
     let shown = format!("{r:?}");
     assert!(samples().iter().all(|s| !shown.contains(&s.value)), "{shown}");
 }
+
+#[test]
+fn a_value_found_in_context_is_redacted_where_it_is_repeated_bare() {
+    let r = redactor();
+    let bare = "Zq8Lw3Xv7Rt2Nb5Mk9Pd4Hs6Jf1Gc0Ya8Ue3Io7W"; // 40 characters, no format of its own
+    let header = r#"{"type":"session","version":3}"#;
+    let result = serde_json::json!({"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":format!("AWS_SECRET_ACCESS_KEY={bare}")}]}});
+    let reply = serde_json::json!({"type":"message","message":{"role":"assistant","content":[{"type":"text","text":format!("Your key {bare} is the old one.")}]}});
+    // The bare repeat comes first: the file is learned whole before anything is written.
+    let input = format!("{header}\n{reply}\n{result}\n");
+    let mut c = Counts::new();
+    let out = String::from_utf8(r.redact_jsonl(input.as_bytes(), &mut c).unwrap()).unwrap();
+    assert!(!out.contains(bare), "{out}");
+    assert!(out.contains("Your key [REDACTED:generic-api-key] is the old one."), "{out}");
+    assert_eq!(c.get("generic-api-key"), Some(&2), "{c:?}");
+    // Alone, a bare value is not a secret (it could be any identifier).
+    assert_eq!(r.redact_str(&format!("Your key {bare} is the old one."), &mut Counts::new()), None);
+}
