@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 secs=${1:-610}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc tools sse fts_phrase session_jsonl turn_text songs text)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc tools sse fts_phrase session_jsonl turn_text songs text redact)
 mkdir -p runs
 # The summary line of a finished run: executions, libFuzzer's last status line, crash files.
 summarize() {
