@@ -293,9 +293,11 @@ async fn settled_is_debounced_but_shutdown_is_not() {
     // Debounce 0: every settled feeds.
     let f = feeder(config(agent.path(), &[("MEMPALACE_FEED_DEBOUNCE_MS", "0")]), &caller);
     write_session(agent.path(), "s3", &good());
-    assert!(matches!(f.settled().await, FeedOutcome::Fed { .. }));
+    let out = f.settled().await;
+    assert!(matches!(out, FeedOutcome::Fed { .. }), "{out:?}");
     write_session(agent.path(), "s4", &good());
-    assert!(matches!(f.settled().await, FeedOutcome::Fed { .. }));
+    let out = f.settled().await;
+    assert!(matches!(out, FeedOutcome::Fed { .. }), "{out:?}");
     assert_eq!(caller.calls().len(), 4);
 }
 
@@ -344,4 +346,58 @@ async fn what_the_feed_writes_is_private() {
     assert_eq!(mode(a.join("mempalace-feed/staging/--work-project--")), 0o700);
     assert_eq!(mode(a.join("mempalace-feed/staging/--work-project--/s1.jsonl")), 0o600);
     assert_eq!(mode(a.join("mempalace-feed/state.json")), 0o600);
+}
+
+#[tokio::test]
+async fn a_local_external_export_is_redacted_in_place_before_the_mine_and_the_counts_are_kept() {
+    let agent = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let export = bin.path().join("export");
+    std::fs::create_dir_all(export.join("sub")).unwrap();
+    let key = "AKIAZ7QX3MPL4VNRT2WB";
+    std::fs::write(export.join("sub/s.jsonl"), session_jsonl(&[("user", &format!("key {key}")), ("assistant", "ok")]))
+        .unwrap();
+    std::fs::write(export.join("notes.md"), format!("AWS key: {key}\n")).unwrap();
+    script(bin.path(), "mempalace-pi-session", &format!("echo MINE_SOURCE={}", export.display()));
+    let caller = Arc::new(FakeCaller::new());
+    caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
+    let cfg = config(
+        agent.path(),
+        &[("MEMPALACE_FEED_BIN", "mempalace-pi-session"), ("PATH", &bin.path().display().to_string())],
+    );
+    assert_eq!(unredacted_warning(&cfg), None, "a local external export is redacted");
+    let out = feeder(cfg, &caller).shutdown("quit").await;
+    let FeedOutcome::Fed { redacted, .. } = &out else { panic!("{out:?}") };
+    assert_eq!(redacted.get("aws-access-token"), Some(&2), "{redacted:?}");
+    for f in ["sub/s.jsonl", "notes.md"] {
+        let text = std::fs::read_to_string(export.join(f)).unwrap();
+        assert!(!text.contains(key) && text.contains("[REDACTED:aws-access-token]"), "{f}: {text}");
+    }
+    let last = outcome::LastFeed::read(&agent.path().join("mempalace-feed")).unwrap();
+    assert_eq!(last.redacted, *redacted);
+    assert_eq!(
+        redaction_line(&config(agent.path(), &[])),
+        "on (built-in rules); last feed redacted 2 (aws-access-token 2)"
+    );
+}
+
+#[test]
+fn transcripts_fed_unredacted_are_said_at_load() {
+    let agent = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    script(bin.path(), "mempalace-pi-session", "echo MINE_SOURCE=/x");
+    let path = bin.path().display().to_string();
+    let remote = [("MEMPALACE_REMOTE_URL", "http://palace:8765/mcp"), ("MEMPALACE_PI_SSH_TARGET", "me@palace")];
+    let external = [("MEMPALACE_FEED_BIN", "mempalace-pi-session"), ("PATH", path.as_str())];
+    let line = unredacted_warning(&config(agent.path(), &[remote[0], remote[1], external[0], external[1]])).unwrap();
+    assert!(line.contains("leave unredacted") && line.contains("mempalace-pi-session"), "{line}");
+    // The built-in exporter redacts before the rsync: nothing to say.
+    assert_eq!(unredacted_warning(&config(agent.path(), &remote)), None);
+    let off = unredacted_warning(&config(agent.path(), &[("MEMPALACE_FEED_REDACT", "off")])).unwrap();
+    assert!(off.contains("MEMPALACE_FEED_REDACT=off") && off.contains("unsafe for a shared palace"), "{off}");
+    // Feeding off: no line.
+    assert_eq!(
+        unredacted_warning(&config(agent.path(), &[("MEMPALACE_FEED", "0"), ("MEMPALACE_FEED_REDACT", "off")])),
+        None
+    );
 }
