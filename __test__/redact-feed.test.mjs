@@ -13,10 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { root, tempDir } from './helpers/brain.mjs';
 import { mempalaceCli, stdioEnv } from './helpers/palace.mjs';
+import { filesUnder, holding, ordinary, samples } from './helpers/redact.mjs';
 
 const bin = path.join(root, 'bin/dotty-pi-ext.js');
-const { samples } = JSON.parse(fs.readFileSync(path.join(root, '__test__/fixtures/redact/secrets.json'), 'utf8'));
-const ordinary = fs.readFileSync(path.join(root, '__test__/fixtures/redact/ordinary.jsonl'), 'utf8');
 const dir = tempDir('dotty-redact-');
 const env = {
   ...stdioEnv(dir),
@@ -81,19 +80,8 @@ const sha = (f) => crypto.createHash('sha256').update(fs.readFileSync(f)).digest
 /** A distinctive piece of a value (the whole of a short one), to catch a partial leak too. */
 const pieces = (v) => [v, v.slice(Math.floor(v.length / 2) - 8, Math.floor(v.length / 2) + 8)];
 
-/** Every file under `d` except pi's session files, as [path, bytes]. */
-function written(d) {
-  const out = [];
-  const walk = (p) => {
-    for (const e of fs.readdirSync(p, { withFileTypes: true })) {
-      const f = path.join(p, e.name);
-      if (e.isDirectory()) walk(f);
-      else if (e.isFile() && !f.startsWith(path.join(env.PI_CODING_AGENT_DIR, 'sessions') + path.sep) && !f.endsWith('redact-patterns.txt')) out.push([f, fs.readFileSync(f)]);
-    }
-  };
-  walk(d);
-  return out;
-}
+/** Every file under `d` except pi's session files and the pattern file, as [path, bytes]. */
+const written = (d) => filesUnder(d, (f) => !f.startsWith(path.join(env.PI_CODING_AGENT_DIR, 'sessions') + path.sep) && !f.endsWith('redact-patterns.txt'));
 
 let before, feed;
 beforeAll(async () => {
@@ -122,7 +110,7 @@ describe('feeding redacts every secret before it reaches the palace', () => {
     expect(fs.existsSync(env.MEMPALACE_CONFIG_DIR)).toBe(true); // where its write-ahead log would be
     for (const s of [...samples, { kind: 'user-pattern', value: CUSTOM }]) {
       for (const piece of pieces(s.value)) {
-        const leaks = all.filter(([, bytes]) => bytes.includes(piece)).map(([f]) => path.relative(dir, f));
+        const leaks = holding(all, piece, dir);
         expect(leaks, `${s.kind} in ${leaks}`).toEqual([]);
       }
     }

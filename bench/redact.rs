@@ -50,21 +50,28 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Real text of this repository: its Rust sources and package-lock.json's integrity lines.
-fn material() -> (Vec<String>, Vec<String>, Vec<String>) {
-    let mut sources = Vec::new();
-    let mut stack = vec![root().join("src")];
+/// Every file under `dir` whose name ends with `.<ext>`, sorted.
+fn files_under(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                sources.push(std::fs::read_to_string(&p).unwrap());
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
             }
         }
     }
-    sources.sort();
+    out.sort();
+    out
+}
+
+/// Real text of this repository: its Rust sources and package-lock.json's integrity lines.
+fn material() -> (Vec<String>, Vec<String>, Vec<String>) {
+    let sources: Vec<String> =
+        files_under(&root().join("src"), "rs").iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
     let lock = std::fs::read_to_string(root().join("package-lock.json")).unwrap();
     let integrity: Vec<String> = lock
         .lines()
@@ -190,19 +197,7 @@ fn sessions(mb: usize) -> PathBuf {
 }
 
 fn dir_bytes(d: &Path) -> u64 {
-    let mut n = 0;
-    let mut stack = vec![d.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                n += e.metadata().unwrap().len();
-            }
-        }
-    }
-    n
+    files_under(d, "jsonl").iter().map(|p| std::fs::metadata(p).unwrap().len()).sum()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -224,7 +219,6 @@ fn stage(sessions: &Path, redactor: Option<Arc<Redactor>>) -> (f64, Counts) {
 /// Every JSON string of every line (what the redactor scans).
 fn strings(sessions: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    let mut stack = vec![sessions.to_path_buf()];
     fn walk(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::String(s) => out.push(s.clone()),
@@ -233,17 +227,10 @@ fn strings(sessions: &Path) -> Vec<String> {
             _ => {}
         }
     }
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                for l in std::fs::read_to_string(&p).unwrap().lines() {
-                    if let Ok(v) = serde_json::from_str::<Value>(l) {
-                        walk(&v, &mut out);
-                    }
-                }
+    for p in files_under(sessions, "jsonl") {
+        for l in std::fs::read_to_string(&p).unwrap().lines() {
+            if let Ok(v) = serde_json::from_str::<Value>(l) {
+                walk(&v, &mut out);
             }
         }
     }
@@ -339,18 +326,7 @@ fn main() {
     }
     let part = std::env::temp_dir().join("dotty-redact-bench").join("mine-part");
     let _ = std::fs::remove_dir_all(&part);
-    let mut files = Vec::new();
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else if e.path().extension().is_some_and(|x| x == "jsonl") {
-                files.push(e.path());
-            }
-        }
-    }
-    files.sort();
+    let files = files_under(&dir, "jsonl");
     let mut taken = 0u64;
     let staged_part = part.join("staging");
     std::fs::create_dir_all(&staged_part).unwrap();

@@ -13,8 +13,8 @@ import { startMockModel } from './mock-model.mjs';
 import { startPi, ready, root } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { mempalaceCli, stdioEnv } from '../helpers/palace.mjs';
+import { filesUnder, holding, samples } from '../helpers/redact.mjs';
 
-const { samples } = JSON.parse(fs.readFileSync(path.join(root, '__test__/fixtures/redact/secrets.json'), 'utf8'));
 const value = (kind) => samples.find((s) => s.kind === kind).value;
 const GITHUB = value('github-pat');
 const DB_PASSWORD = value('url-password');
@@ -61,19 +61,8 @@ function lastOutcome(done, ms = 90_000) {
   });
 }
 
-/** Every file under `d` but pi's session files, as [path, bytes]. */
-function written(d) {
-  const out = [];
-  const walk = (p) => {
-    for (const e of fs.readdirSync(p, { withFileTypes: true })) {
-      const f = path.join(p, e.name);
-      if (e.isDirectory()) walk(f);
-      else if (e.isFile() && !f.startsWith(path.join(agentDir, 'sessions') + path.sep) && f !== path.join(project, '.env')) out.push([f, fs.readFileSync(f)]);
-    }
-  };
-  walk(d);
-  return out;
-}
+/** Every file under `d` but pi's session files and the project's .env, as [path, bytes]. */
+const written = (d) => filesUnder(d, (f) => !f.startsWith(path.join(agentDir, 'sessions') + path.sep) && f !== path.join(project, '.env'));
 
 describe('a secret the bash tool printed and the model repeated is not fed (pi 1.6.0)', () => {
   it('runs the turn: bash prints the .env and the token, the reply repeats them', async () => {
@@ -103,8 +92,7 @@ describe('a secret the bash tool printed and the model repeated is not fed (pi 1
     expect(names).toContain(path.join('palace-root', 'palace', 'chroma.sqlite3'));
     expect(names.some((n) => n.includes(path.join('mempalace-feed', 'staging')))).toBe(true);
     for (const [kind, v] of Object.entries(SECRETS)) {
-      const leaks = all.filter(([, bytes]) => bytes.includes(v)).map(([f]) => path.relative(dir, f));
-      expect(leaks, kind).toEqual([]);
+      expect(holding(all, v, dir), kind).toEqual([]);
     }
     const chroma = fs.readFileSync(path.join(bridgeEnv.MEMPALACE_PALACE, 'chroma.sqlite3')).toString('latin1');
     expect(chroma).toContain('Your .env holds the deploy token [REDACTED:github-pat], and the service token [REDACTED:env:MY_SERVICE_TOKEN] is set too');
