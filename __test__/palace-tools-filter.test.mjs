@@ -48,6 +48,7 @@ describe('MEMPALACE_TOOLS with the real MemPalace', () => {
       'spawns: 1, respawns: 0, calls: 2, timeouts: 0', // the wake-up's mempalace_status and diary_read
       'last error: none',
       'last feed: none recorded',
+      'redaction: on (built-in rules); no feed recorded',
     ]);
     expect(bogus[0]).toMatch(/^usage: \/mempalace status .*\| \/mempalace reconnect/);
   }, 120000);

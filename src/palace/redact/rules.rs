@@ -59,8 +59,9 @@ enum Target {
 struct Allow {
     target: Target,
     regexes: Vec<Arc<Regex>>,
-    /// Lowercase; a secret that contains one is not a secret.
-    stopwords: Vec<String>,
+    /// A secret that contains one of these words (any case) is not a secret: one automaton, as
+    /// gitleaks' generic rule has some 1,500 of them.
+    stopwords: Option<AhoCorasick>,
 }
 
 /// One regex rule of the format or user layer.
@@ -118,17 +119,9 @@ impl Rule {
                 Target::Match => whole,
                 Target::Line => line,
             };
-            a.regexes.iter().any(|r| r.is_match(target))
-                || (!a.stopwords.is_empty() && {
-                    let lower = secret.to_ascii_lowercase();
-                    a.stopwords.iter().any(|w| contains(&lower, w.as_bytes()))
-                })
+            a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
         })
     }
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Shannon entropy in bits per byte (gitleaks' measure).
@@ -291,7 +284,9 @@ fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
                     .iter()
                     .filter_map(|p| cache.entry(p.clone()).or_insert_with(|| compile(p).ok().map(Arc::new)).clone())
                     .collect(),
-                stopwords: a.stopwords.into_iter().map(|w| w.to_ascii_lowercase()).collect(),
+                stopwords: (!a.stopwords.is_empty())
+                    .then(|| AhoCorasickBuilder::new().ascii_case_insensitive(true).build(&a.stopwords).ok())
+                    .flatten(),
             })
             .collect();
         let priority = if r.id == "generic-api-key" { 2 } else { 1 };
@@ -356,10 +351,16 @@ fn ours() -> Vec<(Rule, Vec<String>)> {
     .collect()
 }
 
-/// Not a placeholder: `$VAR`, `${VAR}`, `<token>`, `***`, `xxxx`, `...`.
+/// Not a placeholder: `$VAR`, `${VAR}`, `<token>`, `***`, `xxxx`, `...`, or a word that names what
+/// belongs there (`scheme://user:password@host` in documentation).
 fn not_placeholder(s: &[u8]) -> bool {
     let first = s.first().copied().unwrap_or(b'$');
     if matches!(first, b'$' | b'%' | b'<' | b'{' | b'*') {
+        return false;
+    }
+    const WORDS: &[&str] =
+        &["password", "passwd", "pass", "secret", "token", "changeme", "example", "placeholder", "your-password"];
+    if WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes())) {
         return false;
     }
     let distinct = {
@@ -433,5 +434,7 @@ mod tests {
         for s in ["hunter2hunter2", "Xy7!pQ9#", "s3cr3t-v4lue"] {
             assert!(assigned_secret(s.as_bytes()), "{s}");
         }
+        // A URL's placeholder password is not one; a real-looking one is.
+        assert!(!not_placeholder(b"password") && !not_placeholder(b"Secret") && not_placeholder(b"p%40ss-9"));
     }
 }
