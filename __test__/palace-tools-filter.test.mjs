@@ -48,6 +48,8 @@ describe('MEMPALACE_TOOLS with the real MemPalace', () => {
       'spawns: 1, respawns: 0, calls: 2, timeouts: 0', // the wake-up's mempalace_status and diary_read
       'last error: none',
       'last feed: none recorded',
+      // This fake pi reports no tool exposure: every tool is direct, as on pi 0.74.
+      'exposure: direct, 3 of 3 tools direct (MEMPALACE_EXPOSURE=unset, MEMPALACE_DIRECT_TOOLS=none)',
     ]);
     expect(bogus[0]).toMatch(/^usage: \/mempalace status .*\| \/mempalace reconnect/);
   }, 120000);
