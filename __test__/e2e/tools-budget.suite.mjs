@@ -50,14 +50,14 @@ export function toolsBudgetSuite(target) {
   const figures = {};
 
   let pi;
-  const start = (env = {}) => startPi({ target, modelBaseUrl: hooks.mock.baseUrl, env: { ...ENV, ...env }, session: true, home, cwd: project, args: ['--no-builtin-tools'], timeoutMs: 60_000 });
+  const start = (env = {}, args = ['--no-builtin-tools']) => startPi({ target, modelBaseUrl: hooks.mock.baseUrl, env: { ...ENV, ...env }, session: true, home, cwd: project, args, timeoutMs: 60_000 });
   const statuses = (p) => p.uiRequests.filter((r) => r.method === 'setStatus' && r.statusKey === 'mempalace').map((r) => r.statusText);
 
   /** One prompt in a fresh pi; the first request body it sends. */
-  async function firstRequest(p) {
+  async function firstRequest(p, { palace = true } = {}) {
     await ready(p, 60_000);
     // The palace tools are registered from the cache at load; the footer says when the palace is up.
-    await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
+    if (palace) await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
     const from = hooks.mock.requests.length;
     hooks.mock.enqueue({ text: 'ok' });
     const turn = await p.prompt('hello', { ms: 60_000 });
@@ -125,6 +125,20 @@ export function toolsBudgetSuite(target) {
         expect(toolsOf(body)).toEqual(['tool_search']);
         expect(systemText(body)).toMatch(/not declared to you; load the ones you need with `tool_search`/);
         figures.deferred = measure(body);
+        expect(await pi.close()).toMatchObject({ code: 0 });
+      });
+
+      it("beside the voice tools and pi's own tools the palace costs at most 2,500 bytes of the first request's tools", async () => {
+        pi = await start({ DOTTY_VOICE_TOOLS: '1', MEMPALACE_BRIDGE: '0' }, []);
+        const without = await firstRequest(pi, { palace: false });
+        expect(await pi.close()).toMatchObject({ code: 0 });
+        pi = await start({ DOTTY_VOICE_TOOLS: '1' }, []);
+        const withPalace = await firstRequest(pi);
+        expect(toolsOf(withPalace)).toEqual([...toolsOf(without), 'codemode'].sort());
+        figures.ownTools = measure(without);
+        figures.ownToolsAndPalace = measure(withPalace);
+        figures.palaceShare = figures.ownToolsAndPalace.bytes - figures.ownTools.bytes;
+        expect(figures.palaceShare).toBeLessThanOrEqual(2_500);
         expect(await pi.close()).toMatchObject({ code: 0 });
       });
 
