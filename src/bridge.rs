@@ -443,13 +443,21 @@ impl Bridge {
         .join("\n")
     }
 
-    /// Each `MEMPALACE_TOOLS` entry that matches none of the server's tools, said once on stderr.
+    /// Each `MEMPALACE_TOOLS` and `MEMPALACE_DIRECT_TOOLS` entry that matches none of the server's
+    /// tools, said once on stderr.
     fn say_unmatched(&self, tools: &[ToolInfo]) {
-        let unmatched = self.cfg.tools.unmatched(tools);
+        let lists = [
+            ("MEMPALACE_TOOLS", "it offers pi nothing", &self.cfg.tools),
+            ("MEMPALACE_DIRECT_TOOLS", "it declares nothing directly", &self.cfg.exposure.direct_tools),
+        ];
+        let unmatched: Vec<(&str, &str, &str)> = lists
+            .iter()
+            .flat_map(|&(var, outcome, list)| list.unmatched(tools).into_iter().map(move |p| (var, outcome, p)))
+            .collect();
         if !unmatched.is_empty() && !self.said_unmatched.swap(true, Ordering::SeqCst) {
-            for p in unmatched {
+            for (var, outcome, p) in unmatched {
                 crate::diag!(
-                    "mempalace: MEMPALACE_TOOLS entry {} matches none of the palace's {} tools; it offers pi nothing",
+                    "mempalace: {var} entry {} matches none of the palace's {} tools; {outcome}",
                     crate::palace::tools::shown(p),
                     tools.len()
                 );

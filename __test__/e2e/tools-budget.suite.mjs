@@ -142,10 +142,11 @@ export function toolsBudgetSuite(target) {
         expect(await pi.close()).toMatchObject({ code: 0 });
       });
 
-      it('MEMPALACE_DIRECT_TOOLS=mempalace_search,mempalace_diary_write: those two beside codemode', async () => {
-        pi = await start({ MEMPALACE_DIRECT_TOOLS: 'mempalace_search,mempalace_diary_write' });
+      it('MEMPALACE_DIRECT_TOOLS=mempalace_search,mempalace_diary_write,mempalace_nope: those two beside codemode, the typo said once', async () => {
+        pi = await start({ MEMPALACE_DIRECT_TOOLS: 'mempalace_search,mempalace_diary_write,mempalace_nope' });
         const body = await firstRequest(pi);
         expect(toolsOf(body)).toEqual(['codemode', 'mempalace_diary_write', 'mempalace_search']);
+        expect(pi.stderr.match(/MEMPALACE_DIRECT_TOOLS entry "mempalace_nope" matches none of the palace's 47 tools; it declares nothing directly/g)).toHaveLength(1);
         expect(systemText(body)).toMatch(/: 45 tools \(namespace `mempalace`/);
         figures.twoDirect = measure(body);
         expect(await pi.close()).toMatchObject({ code: 0 });
