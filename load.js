@@ -81,7 +81,9 @@ function piView(pi) {
 exports.palaceSection = function palaceSection(native, event) {
   const sections = event?.systemPromptOptions?.sections;
   const text = native.palacePromptSection();
-  if (sections && text != null) sections.mempalace = text;
+  if (!sections) return;
+  if (text != null) sections.mempalace = text;
+  else delete sections.mempalace;
 };
 
 /** Whether the session `session_start` reports already holds messages. */
