@@ -22,9 +22,20 @@ interface Pi {
   on(event: 'session_shutdown', handler: (event: { reason?: string }) => Promise<void>): void
   on(event: 'session_start', handler: (event: { reason?: string }, ctx?: PiContext) => void): void
   on(event: 'agent_settled', handler: () => void): void
-  on(event: 'before_agent_start', handler: () => Promise<native.BeforeAgentStart | undefined>): void
-  /** The tools registered in this pi process (a palace tool never shadows one); pi throws while extensions load. */
-  getAllTools?(): { name: string }[]
+  on(
+    event: 'before_agent_start',
+    handler: (event: { messageType?: string; prompt?: string; systemPromptOptions?: { sections?: Record<string, string> } }) => Promise<native.BeforeAgentStart | undefined>,
+  ): void
+  /**
+   * The tools registered in this pi process (a palace tool never shadows one); pi throws while
+   * extensions load. pi 1.x reports each one's `exposure`, and `reachesTools` for tools that reach
+   * others (its `codemode` and `tool_search`): what decides how the palace tools are exposed.
+   */
+  getAllTools?(): { name: string; exposure?: string; reachesTools?: unknown }[]
+  /** The tools declared to the model. */
+  getActiveTools?(): string[]
+  /** Replaces the tools declared to the model (pi 1.x: `codemode` or `tool_search` is added to reach the palace tools). */
+  setActiveTools?(names: string[]): void
   sendUserMessage(text: string | null): void
 }
 

@@ -1,7 +1,7 @@
 'use strict';
 // pi extension entry: hands each pi event to the native core (src/extension/) and registers the tools,
 // commands and footer status it describes. No decision is made here; load.js converts.
-const { loadNative, piTool, piCommand, palaceRegistrar, hasMessages, footer } = require('./load.js');
+const { loadNative, piTool, piCommand, palaceRegistrar, palaceSection, hasMessages, footer } = require('./load.js');
 const native = loadNative();
 
 module.exports = function dottyPiExt(pi) {
@@ -18,10 +18,11 @@ module.exports = function dottyPiExt(pi) {
   const refresh = (ctx) => { registerPalace(); show(ctx); };
   registerPalace();
   native.palaceTools().then(() => refresh(), () => {});
-  pi.on('session_start', (e, ctx) => { native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx)); show(ctx); });
+  pi.on('session_start', (e, ctx) => { native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx)); registerPalace(); show(ctx); });
   pi.on('agent_settled', () => native.agentSettled());
   pi.on('before_agent_start', async (e, ctx) => {
     show(ctx);
+    palaceSection(native, e);
     return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
   });
   native.commands().forEach((c) => pi.registerCommand(c.name, piCommand(native, pi, c, refresh)));

@@ -46,21 +46,45 @@ exports.piCommand = function piCommand(native, pi, command, refresh) {
   return { description: command.description, handler };
 };
 
-/** Registers the palace tools pi may have now; a failure is said on stderr, never thrown at pi. */
+/**
+ * Registers the palace tools pi may have now and adds the tool that reaches them (pi 1.x's
+ * `codemode` or `tool_search`) to pi's active set when the core says so; a failure is said on
+ * stderr, never thrown at pi.
+ */
 exports.palaceRegistrar = function palaceRegistrar(pi, registry, register) {
   return function registerPalace() {
     try {
-      registry.newPalaceTools(piToolNames(pi)).forEach(register);
+      const { tools, activate } = registry.newPalaceTools(piView(pi));
+      tools.forEach(register);
+      if (activate.length > 0) pi.setActiveTools([...pi.getActiveTools(), ...activate]);
     } catch (e) {
       console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`);
     }
   };
 };
 
-/** The names of every tool pi knows, or null while pi loads extensions (getAllTools throws then). */
-function piToolNames(pi) {
-  try { return pi.getAllTools().map((t) => t.name); } catch { return null; }
+/**
+ * What pi offers, off `getAllTools()` (null while pi loads extensions: it throws then): every
+ * tool's name, whether pi reports tool exposure, the tools that reach others (`reachesTools`), the
+ * active set.
+ */
+function piView(pi) {
+  try {
+    const all = pi.getAllTools();
+    const reaching = all.filter((t) => typeof t.reachesTools === 'function').map((t) => t.name);
+    const active = typeof pi.getActiveTools === 'function' ? pi.getActiveTools() : [];
+    return { names: all.map((t) => t.name), exposure: all.some((t) => 'exposure' in t), reaching, active };
+  } catch { return null; }
 }
+
+/** pi 1.x's `before_agent_start`: the core's section on the palace tools not declared, in the system prompt. */
+exports.palaceSection = function palaceSection(native, event) {
+  const sections = event?.systemPromptOptions?.sections;
+  const text = native.palacePromptSection();
+  if (!sections) return;
+  if (text != null) sections.mempalace = text;
+  else delete sections.mempalace;
+};
 
 /** Whether the session `session_start` reports already holds messages. */
 exports.hasMessages = function hasMessages(ctx) {

@@ -15,12 +15,13 @@ export declare class ToolRegistry {
   /** The voice tools pi doesn't have from this load yet. */
   newVoiceTools(): Array<ToolDescriptor>
   /**
-   * The MemPalace tools pi may register now and doesn't have from this load: the cached
-   * `tools/list` at load, the server's own after its handshake. `piTools`: the names
-   * `pi.getAllTools()` lists (null while pi loads extensions, when it throws); a palace tool
-   * never shadows one that is not this load's own.
+   * The MemPalace tools pi may register now and doesn't have from this load (or has with
+   * another exposure): the cached `tools/list` at load, the server's own after its handshake;
+   * and the tools to add to pi's active set. `pi`: what `pi.getAllTools()` reports (null while
+   * pi loads extensions, when it throws); a palace tool never shadows one that is not this
+   * load's own.
    */
-  newPalaceTools(piTools?: Array<string> | undefined | null): Array<ToolDescriptor>
+  newPalaceTools(pi?: PiToolsView | undefined | null): PalaceRegistration
 }
 
 /**
@@ -178,6 +179,19 @@ export declare function palaceCommand(args: string): Promise<string>
 export declare function palaceDiaryPrompt(topic: string): string | null
 
 /**
+ * pi 1.x's system prompt section on the palace tools not declared to the model (how to reach
+ * them), for `before_agent_start`'s `systemPromptOptions.sections.mempalace`; null when every
+ * palace tool is declared.
+ */
+export declare function palacePromptSection(): string | null
+
+/** The palace tools to register now, and the tools to add to pi's active set. */
+export interface PalaceRegistration {
+  tools: Array<ToolDescriptor>
+  activate: Array<string>
+}
+
+/**
  * The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`); null when the bridge
  * is off.
  */
@@ -188,6 +202,18 @@ export declare function palaceStatus(): string | null
  * empty when the palace can't be had. The entry then registers those it doesn't have yet.
  */
 export declare function palaceTools(): Promise<Array<ToolDescriptor>>
+
+/** What pi offers, as the entry reads it off `pi.getAllTools()` and `pi.getActiveTools()`. */
+export interface PiToolsView {
+  /** Every tool name pi knows. */
+  names: Array<string>
+  /** pi reports an `exposure` for its tools. */
+  exposure: boolean
+  /** The tools that declare `reachesTools`. */
+  reaching: Array<string>
+  /** The active tools. */
+  active: Array<string>
+}
 
 /** Runs the command `name` (one of `commands()`) with the text typed after it. */
 export declare function runCommand(name: string, args: string): Promise<CommandOutcome>
@@ -225,6 +251,12 @@ export interface ToolDescriptor {
    * passed to pi wrapped in TypeBox's `Type.Unsafe`.
    */
   parameters: any
+  /** pi 1.x's `exposure` (`deferred`); none: direct. */
+  exposure?: string
+  /** pi 1.x's `namespace` (`{name, aliases?, description, instructions?}`), with `exposure`. */
+  namespace?: any
+  /** MCP `annotations` as the server declared them. */
+  annotations?: any
 }
 
 /** What a tool answered. */

@@ -852,6 +852,7 @@ module.exports.logTurn = nativeBinding.logTurn
 module.exports.noop = nativeBinding.noop
 module.exports.palaceCommand = nativeBinding.palaceCommand
 module.exports.palaceDiaryPrompt = nativeBinding.palaceDiaryPrompt
+module.exports.palacePromptSection = nativeBinding.palacePromptSection
 module.exports.palaceStatus = nativeBinding.palaceStatus
 module.exports.palaceTools = nativeBinding.palaceTools
 module.exports.runCommand = nativeBinding.runCommand

@@ -49,6 +49,8 @@ describe('MEMPALACE_TOOLS with the real MemPalace', () => {
       'last error: none',
       'last feed: none recorded',
       'redaction: on (built-in rules); no feed recorded',
+      // This fake pi reports no tool exposure: every tool is direct, as on pi 0.74.
+      'exposure: direct, 3 of 3 tools direct (MEMPALACE_EXPOSURE=unset, MEMPALACE_DIRECT_TOOLS=none)',
     ]);
     expect(bogus[0]).toMatch(/^usage: \/mempalace status .*\| \/mempalace reconnect/);
   }, 120000);

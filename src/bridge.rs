@@ -6,7 +6,9 @@
 
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::cache;
+use crate::palace::exposure::{self, InForce, PiView, ServerMeta};
 use crate::palace::feed::{FeedOutcome, Feeder};
+use crate::palace::tools::{Refused, Why};
 use crate::palace::wakeup::{compose_wakeup, RunStart, SentPrompts, WakeupGate, WakeupMessage};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::sync::lock;
@@ -32,6 +34,13 @@ pub struct Bridge {
     /// replaced by the server's own.
     // A std Mutex: swapped or cloned, never held across an await.
     tools: Mutex<Vec<ToolInfo>>,
+    /// The server's namespace texts as last known (the cache's, then the server's).
+    server: Mutex<ServerMeta>,
+    /// The exposure in force once pi's view of its tools was seen (`None` before).
+    exposure: Mutex<Option<InForce>>,
+    /// What the last handshake refused, said together with the names taken in pi on the one
+    /// stderr line of that handshake ([`Bridge::tools_for_pi`]).
+    pending_refused: Mutex<Option<Vec<Refused>>>,
     /// The outcome of the last handshake. A tokio Mutex held across the handshake: everyone who
     /// waits for it shares it; `/mempalace reconnect` runs a new one.
     connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, McpError>>>,
@@ -204,7 +213,10 @@ impl Bridge {
             current,
             cache_path,
             cache_key,
+            server: Mutex::new(cached.as_ref().map(|c| c.server.clone()).unwrap_or_default()),
             tools: Mutex::new(cached.map(|c| c.tools).unwrap_or_default()),
+            exposure: Mutex::new(None),
+            pending_refused: Mutex::new(None),
             connected: tokio::sync::Mutex::new(None),
             said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
@@ -228,27 +240,90 @@ impl Bridge {
 
     /// The known tools pi may register now: those `MEMPALACE_TOOLS` offers, minus those whose
     /// names something else in this pi process has (`taken`: pi's tool names, minus this
-    /// extension's own). A name taken is said once on stderr.
+    /// extension's own). A name taken is said once on stderr, on the same line as what the last
+    /// handshake refused (one line per handshake).
     pub(crate) fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
         let known = self.offered_tools();
         let clash: Vec<String> =
             crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
-        if !clash.is_empty() {
-            let mut said = lock(&self.said_taken);
-            let new: Vec<crate::palace::tools::Refused> = clash
-                .iter()
-                .filter(|n| !said.contains(n))
-                .map(|n| crate::palace::tools::Refused {
-                    name: n.clone(),
-                    why: crate::palace::tools::Why::AlreadyRegistered,
-                })
-                .collect();
-            if let Some(line) = crate::palace::tools::summary("the palace", &new) {
+        let mut said = lock(&self.said_taken);
+        let new: Vec<Refused> = clash
+            .iter()
+            .filter(|n| !said.contains(n))
+            .map(|n| Refused { name: n.clone(), why: Why::AlreadyRegistered })
+            .collect();
+        said.extend(new.iter().map(|r| r.name.clone()));
+        drop(said);
+        self.say_refused(new);
+        known.into_iter().filter(|t| !clash.contains(&t.name)).collect()
+    }
+
+    /// The one stderr line of what the last handshake refused (if not said yet) and of `taken`
+    /// (names found taken in pi since).
+    pub(crate) fn say_refused(&self, taken: Vec<Refused>) {
+        let (source, mut all) = match lock(&self.pending_refused).take() {
+            Some(refused) => ("the palace's tool list", refused),
+            None => ("the palace", Vec::new()),
+        };
+        all.extend(taken);
+        if let Some(line) = crate::palace::tools::summary(source, &all) {
+            crate::diag!("{line}");
+        }
+    }
+
+    /// The exposure in force on the pi `view` describes: resolved (and remembered) from
+    /// `MEMPALACE_EXPOSURE` and what pi can do; a fallback from what was asked is said once on
+    /// stderr.
+    pub(crate) fn expose_on(&self, view: &PiView) -> InForce {
+        let in_force = exposure::resolve(&self.cfg.exposure, view);
+        let mut current = lock(&self.exposure);
+        if current.as_ref() != Some(&in_force) {
+            if let Some(line) = &in_force.fallback {
                 crate::diag!("{line}");
             }
-            said.extend(new.into_iter().map(|r| r.name));
+            *current = Some(in_force.clone());
         }
-        known.into_iter().filter(|t| !clash.contains(&t.name)).collect()
+        in_force
+    }
+
+    /// The exposure in force: as resolved on pi's view, or, before pi's view was seen, the one
+    /// the tools are registered with at load.
+    pub(crate) fn exposure(&self) -> InForce {
+        lock(&self.exposure).clone().unwrap_or_else(|| InForce::tentative(&self.cfg.exposure))
+    }
+
+    /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
+    pub(crate) fn namespace(&self) -> Value {
+        exposure::namespace(&lock(&self.server))
+    }
+
+    /// The `exposure` the tool `name` is registered with (`None`: direct).
+    pub(crate) fn tool_exposure(&self, in_force: &InForce, name: &str) -> Option<&'static str> {
+        exposure::tool_exposure(&self.cfg.exposure, in_force, name)
+    }
+
+    /// The system prompt section on the palace tools not declared, once pi's view was seen.
+    pub fn prompt_section(&self) -> Option<String> {
+        let in_force = lock(&self.exposure).clone()?;
+        let names: Vec<String> = self.offered_tools().into_iter().map(|t| t.name).collect();
+        exposure::prompt_section(&self.cfg.exposure, &in_force, &names)
+    }
+
+    /// `/mempalace status`'s exposure line: the mode in force, how it reaches the tools, how many
+    /// are direct.
+    pub fn exposure_report(&self) -> String {
+        let in_force = self.exposure();
+        let offered = self.offered_tools();
+        let direct = offered.iter().filter(|t| self.tool_exposure(&in_force, &t.name).is_none()).count();
+        let via = in_force.via.map(|v| format!(" through pi's `{v}` tool")).unwrap_or_default();
+        let seen = if lock(&self.exposure).is_some() { "" } else { " (pi's tools not seen yet)" };
+        let asked = self.cfg.exposure.asked.map_or_else(|| "unset".to_string(), |e| e.to_string());
+        format!(
+            "exposure: {}{via}{seen}, {direct} of {} tools direct (MEMPALACE_EXPOSURE={asked}, MEMPALACE_DIRECT_TOOLS={})",
+            in_force.mode,
+            offered.len(),
+            if self.cfg.exposure.direct_tools.is_all() { "none".to_string() } else { self.cfg.exposure.direct_tools.to_string() }
+        )
     }
 
     /// The MCP client in use.
@@ -291,17 +366,19 @@ impl Bridge {
             Ok(list) => {
                 self.current.set_failed(None);
                 let admitted = crate::palace::tools::admit(list);
-                if let Some(line) = crate::palace::tools::summary("the palace's tool list", &admitted.refused) {
-                    crate::diag!("{line}");
-                }
+                // Said with the names taken in pi, when the tools are next handed to pi.
+                *lock(&self.pending_refused) = Some(admitted.refused);
                 let tools = admitted.tools;
                 self.say_unmatched(&tools);
-                let changed = *lock(&self.tools) != tools;
+                let server =
+                    crate::palace::tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
+                let changed = *lock(&self.tools) != tools || *lock(&self.server) != server;
                 if changed {
-                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools) {
+                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server) {
                         crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
                     }
                     *lock(&self.tools) = tools.clone();
+                    *lock(&self.server) = server;
                 }
                 if client.config().debug {
                     crate::diag!(
@@ -367,13 +444,21 @@ impl Bridge {
         .join("\n")
     }
 
-    /// Each `MEMPALACE_TOOLS` entry that matches none of the server's tools, said once on stderr.
+    /// Each `MEMPALACE_TOOLS` and `MEMPALACE_DIRECT_TOOLS` entry that matches none of the server's
+    /// tools, said once on stderr.
     fn say_unmatched(&self, tools: &[ToolInfo]) {
-        let unmatched = self.cfg.tools.unmatched(tools);
+        let lists = [
+            ("MEMPALACE_TOOLS", "it offers pi nothing", &self.cfg.tools),
+            ("MEMPALACE_DIRECT_TOOLS", "it declares nothing directly", &self.cfg.exposure.direct_tools),
+        ];
+        let unmatched: Vec<(&str, &str, &str)> = lists
+            .iter()
+            .flat_map(|&(var, outcome, list)| list.unmatched(tools).into_iter().map(move |p| (var, outcome, p)))
+            .collect();
         if !unmatched.is_empty() && !self.said_unmatched.swap(true, Ordering::SeqCst) {
-            for p in unmatched {
+            for (var, outcome, p) in unmatched {
                 crate::diag!(
-                    "mempalace: MEMPALACE_TOOLS entry {} matches none of the palace's {} tools; it offers pi nothing",
+                    "mempalace: {var} entry {} matches none of the palace's {} tools; {outcome}",
                     crate::palace::tools::shown(p),
                     tools.len()
                 );
@@ -416,10 +501,16 @@ impl Bridge {
         compose_wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, left).await.map(WakeupMessage::hidden)
     }
 
-    /// The `/mempalace-diary [topic]` user message.
+    /// The `/mempalace-diary [topic]` user message; it says how to reach `mempalace_diary_write`
+    /// when that tool is not declared to the model.
     pub fn diary_prompt(&self, topic: &str) -> String {
         let topic = topic.trim();
-        let prompt = crate::palace::diary::diary_prompt(&self.cfg.agent_name, (!topic.is_empty()).then_some(topic));
+        let reach = exposure::reach_hint(&self.cfg.exposure, &self.exposure(), crate::palace::diary::DIARY_TOOL);
+        let prompt = crate::palace::diary::diary_prompt(
+            &self.cfg.agent_name,
+            (!topic.is_empty()).then_some(topic),
+            reach.as_deref(),
+        );
         self.sent_prompts.remember(&prompt);
         prompt
     }

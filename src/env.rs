@@ -116,6 +116,8 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_EXT_DEBUG", Described("unset"), Kind::Flag, "1 forwards the server's stderr to pi's stderr"),
     var("MEMPALACE_AGENT_NAME", Text("pi"), Kind::Text, "agent name of the wake-up's diary read and /mempalace-diary"),
     var("MEMPALACE_TOOLS", Described("all"), Kind::Patterns, "the palace tools pi is offered (names or * patterns)"),
+    var("MEMPALACE_EXPOSURE", Described("codemode where pi has tool exposure, else direct"), Kind::Text, "how palace tools reach the model: codemode, deferred or direct"),
+    var("MEMPALACE_DIRECT_TOOLS", Described("none"), Kind::Patterns, "palace tools declared to the model in every exposure (names or * patterns)"),
     var("MEMPALACE_FEED", Text("1"), Kind::Switch, "0 disables transcript feeding"),
     var("MEMPALACE_FEED_BIN", Text("mempalace-pi-session"), Kind::Text, "external exporter, used when on PATH (else the built-in one)"),
     var("MEMPALACE_FEED_WING", Text("wing_conversations"), Kind::Text, "wing for the exporter and mempalace_mine"),

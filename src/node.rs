@@ -2,8 +2,10 @@
 //! is made by [`Extension`] (src/extension/); errors become JS errors in [`js_error`] alone.
 
 use crate::extension::{
-    Background, CommandReply, CommandSpec, Extension, FooterStatus, Registration, Stats, ToolOutput, ToolSpec,
+    Background, CommandReply, CommandSpec, Extension, FooterStatus, PalaceTools, Registration, Stats, ToolOutput,
+    ToolSpec,
 };
+use crate::palace::exposure::PiView;
 use crate::palace::wakeup::{RunStart, WakeupMessage};
 use crate::voice::turn_log::{self, Content, Message};
 use napi::bindgen_prelude::*;
@@ -44,6 +46,12 @@ pub struct ToolDescriptor {
     /// JSON Schema of the arguments (for MemPalace tools: the server's `inputSchema`, unchanged),
     /// passed to pi wrapped in TypeBox's `Type.Unsafe`.
     pub parameters: Value,
+    /// pi 1.x's `exposure` (`deferred`); none: direct.
+    pub exposure: Option<String>,
+    /// pi 1.x's `namespace` (`{name, aliases?, description, instructions?}`), with `exposure`.
+    pub namespace: Option<Value>,
+    /// MCP `annotations` as the server declared them.
+    pub annotations: Option<Value>,
 }
 
 impl From<ToolSpec> for ToolDescriptor {
@@ -55,7 +63,36 @@ impl From<ToolSpec> for ToolDescriptor {
             prompt_snippet: t.prompt_snippet,
             prompt_guidelines: t.prompt_guidelines,
             parameters: t.parameters,
+            exposure: t.exposure.map(String::from),
+            namespace: t.namespace,
+            annotations: t.annotations,
         }
+    }
+}
+
+/// What pi offers, as the entry reads it off `pi.getAllTools()` and `pi.getActiveTools()`.
+#[napi(object)]
+pub struct PiToolsView {
+    /// Every tool name pi knows.
+    pub names: Vec<String>,
+    /// pi reports an `exposure` for its tools.
+    pub exposure: bool,
+    /// The tools that declare `reachesTools`.
+    pub reaching: Vec<String>,
+    /// The active tools.
+    pub active: Vec<String>,
+}
+
+/// The palace tools to register now, and the tools to add to pi's active set.
+#[napi(object)]
+pub struct PalaceRegistration {
+    pub tools: Vec<ToolDescriptor>,
+    pub activate: Vec<String>,
+}
+
+impl From<PalaceTools> for PalaceRegistration {
+    fn from(p: PalaceTools) -> PalaceRegistration {
+        PalaceRegistration { tools: descriptors(p.tools), activate: p.activate }
     }
 }
 
@@ -124,14 +161,24 @@ impl ToolRegistry {
         descriptors(self.0.voice_tools(ext()))
     }
 
-    /// The MemPalace tools pi may register now and doesn't have from this load: the cached
-    /// `tools/list` at load, the server's own after its handshake. `piTools`: the names
-    /// `pi.getAllTools()` lists (null while pi loads extensions, when it throws); a palace tool
-    /// never shadows one that is not this load's own.
+    /// The MemPalace tools pi may register now and doesn't have from this load (or has with
+    /// another exposure): the cached `tools/list` at load, the server's own after its handshake;
+    /// and the tools to add to pi's active set. `pi`: what `pi.getAllTools()` reports (null while
+    /// pi loads extensions, when it throws); a palace tool never shadows one that is not this
+    /// load's own.
     #[napi]
-    pub fn new_palace_tools(&mut self, pi_tools: Option<Vec<String>>) -> Vec<ToolDescriptor> {
-        descriptors(self.0.palace_tools(ext(), pi_tools))
+    pub fn new_palace_tools(&mut self, pi: Option<PiToolsView>) -> PalaceRegistration {
+        let view = pi.map(|v| PiView { names: v.names, exposure: v.exposure, reaching: v.reaching, active: v.active });
+        self.0.palace_tools(ext(), view).into()
     }
+}
+
+/// pi 1.x's system prompt section on the palace tools not declared to the model (how to reach
+/// them), for `before_agent_start`'s `systemPromptOptions.sections.mempalace`; null when every
+/// palace tool is declared.
+#[napi]
+pub fn palace_prompt_section() -> Option<String> {
+    ext().palace_prompt_section()
 }
 
 /// Resolves with the MemPalace server's own tool list once the background handshake is done;

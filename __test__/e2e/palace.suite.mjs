@@ -46,6 +46,8 @@ const ENV = {
   ...bridgeEnv,
   DOTTY_VOICE_TOOLS: '0',
   MEMPALACE_AGENT_NAME: AGENT,
+  // The palace's tools declared, on pi 1.6 too (its exposure modes: exposure-pi16.e2e.test.mjs).
+  MEMPALACE_EXPOSURE: 'direct',
   MEMPALACE_FEED_PREPARE_TIMEOUT_MS: String(FEED_PREPARE_MS),
   MEMPALACE_FEED_MINE_TIMEOUT_MS: String(FEED_MINE_MS),
   DOTTY_E2E_PACKAGE_DIR: root,

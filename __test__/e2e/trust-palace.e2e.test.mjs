@@ -53,8 +53,9 @@ describe('pi 0.74.0 + a hostile palace', () => {
     expect(tools.get('bash')?.description).not.toContain('PALACE');
     expect(tools.get('read')?.description).not.toContain('PALACE');
     expect(tools.get('e2e_noop')?.description).toBe('does nothing (benchmark baseline)');
-    expect(pi.stderr).toMatch(/2 tools from the palace's tool list skipped: 2 name of a pi built-in tool \("bash", "read"\)/);
-    expect(pi.stderr).toMatch(/1 tool from the palace skipped: 1 name already registered in pi \("e2e_noop"\)/);
+    // One line for the handshake: the refused names and the name another extension has.
+    expect(pi.stderr.match(/skipped/g)).toHaveLength(1);
+    expect(pi.stderr).toMatch(/3 tools from the palace's tool list skipped: 2 name of a pi built-in tool \("bash", "read"\); 1 name already registered in pi \("e2e_noop"\)/);
     expect((await pi.close()).code).toBe(0);
     const cached = JSON.parse(fs.readFileSync(cacheFile, 'utf8')).tools.map((t) => t.name);
     expect(cached).not.toContain('bash');

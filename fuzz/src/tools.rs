@@ -3,7 +3,7 @@
 //! The input is JSON: a `tools/list` page (`{"tools": [...]}`), a bare array of tools, or a cache
 //! file. Every entry goes through the live path (`parse_tool`, then `admit`), and the same bytes
 //! are loaded as a cache file. Checked: every admitted tool satisfies every rule (re-checked here
-//! from the rules' text, not with the crate's helpers), each listed tool is either admitted or
+//! from the rules' text, not with the crate's helpers; `annotations` included), each listed tool is either admitted or
 //! refused with the first rule it breaks, in order; the limits hold; `admit` is idempotent; a
 //! save of the admitted list loads back unchanged; a cache that loads holds only admissible tools.
 //! The list is also replicated and its descriptions grown (by factors taken from the input's
@@ -53,7 +53,7 @@ pub fn check(data: &[u8]) {
     let admitted = check_admit(&listed);
 
     if !admitted.is_empty() {
-        cache::save(&path, KEY, &admitted).expect("an admitted list can be saved");
+        cache::save(&path, KEY, &admitted, &Default::default()).expect("an admitted list can be saved");
         assert_eq!(cache::load(&path, KEY).map(|c| c.map(|c| c.tools)), Ok(Some(admitted.clone())), "save then load");
     }
 
@@ -108,7 +108,8 @@ fn check_admit(listed: &[ToolInfo]) -> Vec<ToolInfo> {
                 let desc = t.description.as_deref().map(|d| cut_at(d, rules::MAX_DESCRIPTION_BYTES));
                 let size = t.name.len()
                     + desc.map_or(0, str::len)
-                    + serde_json::to_string(&t.input_schema).expect("json").len();
+                    + serde_json::to_string(&t.input_schema).expect("json").len()
+                    + annotations_len(t);
                 if taken >= 512 {
                     assert_eq!(
                         r.next().map(|x| (x.name.as_str(), x.why)),
@@ -122,8 +123,9 @@ fn check_admit(listed: &[ToolInfo]) -> Vec<ToolInfo> {
                 } else {
                     let got = a.next().expect("an admitted entry");
                     assert_eq!(
-                        (&got.name, got.description.as_deref(), &got.input_schema),
-                        (&t.name, desc, &t.input_schema)
+                        (&got.name, got.description.as_deref(), &got.input_schema, &got.annotations),
+                        (&t.name, desc, &t.input_schema, &t.annotations),
+                        "annotations kept as listed"
                     );
                     cut += usize::from(desc.map(str::len) != t.description.as_deref().map(str::len));
                     total += size;
@@ -165,7 +167,12 @@ fn check_admitted(tools: &[ToolInfo], listed: &[ToolInfo]) {
             listed.iter().any(|l| l.name == *n && l.description.as_deref().unwrap_or_default().starts_with(d)),
             "the description is the listed one's beginning"
         );
-        total += n.len() + d.len() + schema_len;
+        let annotations = annotations_len(t);
+        assert!(
+            t.annotations.as_ref().is_none_or(Value::is_object) && annotations <= 16 * 1024,
+            "annotations of {n:?}"
+        );
+        total += n.len() + d.len() + schema_len + annotations;
     }
     assert!(total <= 4 * 1024 * 1024);
 }
@@ -190,10 +197,18 @@ fn broken_rule(t: &ToolInfo, seen: &[&str]) -> Option<rules::Why> {
     if serde_json::to_string(&t.input_schema).expect("json").len() > 256 * 1024 {
         return Some(rules::Why::SchemaTooLarge);
     }
+    if t.annotations.as_ref().is_some_and(|a| !a.is_object()) || annotations_len(t) > 16 * 1024 {
+        return Some(rules::Why::BadAnnotations);
+    }
     if seen.contains(&n) {
         return Some(rules::Why::Duplicate);
     }
     None
+}
+
+/// Bytes of a tool's `annotations` serialized (none: 0).
+fn annotations_len(t: &ToolInfo) -> usize {
+    t.annotations.as_ref().map_or(0, |a| serde_json::to_string(a).expect("json").len())
 }
 
 /// The longest prefix of `d` of at most `max` bytes that ends at a character boundary.

@@ -107,7 +107,7 @@ fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::T
             format!("{shown} is ignored: {why}"),
             format!("delete {shown}; pi rewrites it after the next handshake"),
         ),
-        Ok(Some(cache::Cached { tools: cached, saved_at_ms })) => {
+        Ok(Some(cache::Cached { tools: cached, saved_at_ms, .. })) => {
             let how_old = format!("{} old", age(saved_at_ms));
             let names = |l: &[crate::mcp::ToolInfo]| {
                 l.iter().map(|t| t.name.clone()).collect::<std::collections::BTreeSet<_>>()
@@ -219,8 +219,9 @@ mod tests {
             name: "gone_tool".into(),
             description: None,
             input_schema: serde_json::json!({"type": "object"}),
+            annotations: None,
         }];
-        cache::save(&pal.tools_cache_path(), &key, &old).unwrap();
+        cache::save(&pal.tools_cache_path(), &key, &old, &Default::default()).unwrap();
         let r = check(&pal, &mcp, Duration::from_secs(10)).await;
         let c = r.iter().find(|c| c.name == "palace tool cache").unwrap();
         assert_eq!(c.status, Status::Warn, "{c:?}");

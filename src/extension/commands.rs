@@ -65,7 +65,7 @@ impl Extension {
                 Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
                 Err(e) => format!("MemPalace is still unavailable: {e}"),
             },
-            "status" | "" => bridge.status_report(),
+            "status" | "" => format!("{}\n{}", bridge.status_report(), bridge.exposure_report()),
             _ => "usage: /mempalace status (the palace's state) | /mempalace reconnect (start the palace again after it went down)".into(),
         }
     }
@@ -98,6 +98,7 @@ impl Extension {
     pub async fn feed_once(&self) -> Option<crate::palace::feed::FeedOutcome> {
         let bridge = self.bridge.clone()?;
         let _ = bridge.connect().await; // a palace that can't be had is the outcome's to say
+        bridge.say_refused(Vec::new()); // no pi to hand the tools to: what the handshake refused, now
         Some(bridge.session_shutdown("cli").await)
     }
 }

@@ -16,7 +16,7 @@ mod stats;
 
 pub use calls::{Done, ToolOutput};
 pub use commands::{CommandReply, CommandSpec, FooterStatus};
-pub use registry::{Registration, ToolSpec};
+pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
 
 use crate::bridge::Bridge;
@@ -191,6 +191,7 @@ mod tests {
         assert_eq!(ext.palace_status(), None);
         assert_eq!(ext.palace_command("reconnect").await, "the MemPalace bridge is off (MEMPALACE_BRIDGE=0)");
         let mut r = Registration::default();
-        assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).is_empty());
+        assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).tools.is_empty());
+        assert_eq!(ext.palace_prompt_section(), None);
     }
 }

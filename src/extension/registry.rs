@@ -1,9 +1,11 @@
 //! Which tools one load of the extension (one run of `index.js`: startup or `/reload`) hands to
-//! pi: the voice tools, and the palace tools that pi may register now, each name once.
+//! pi: the voice tools, and the palace tools that pi may register now, each name once (again only
+//! when its exposure changed), with the tool pi reaches them through (`palace::exposure`).
 
 use super::Extension;
+use crate::palace::exposure::PiView;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// A tool as pi registers it (`pi.registerTool`), minus `execute`.
 #[derive(Debug, Clone)]
@@ -15,13 +17,29 @@ pub struct ToolSpec {
     pub prompt_guidelines: Option<Vec<String>>,
     /// JSON Schema of the arguments (for MemPalace tools: the server's `inputSchema`, unchanged).
     pub parameters: Value,
+    /// pi 1.x's `exposure` (`None`: pi's default, direct).
+    pub exposure: Option<&'static str>,
+    /// pi 1.x's `namespace` (`{name, aliases?, description, instructions?}`).
+    pub namespace: Option<Value>,
+    /// MCP `annotations`, exactly as the server declared them.
+    pub annotations: Option<Value>,
 }
 
-/// The tools one load of the extension handed to pi, so that pi never gets `registerTool` twice
-/// for a name.
+/// The palace tools to register now, and the tools of pi to add to its active set (`codemode` or
+/// `tool_search`, which reach the tools not declared; pi activates them only for its own MCP).
+#[derive(Debug, Default)]
+pub struct PalaceTools {
+    pub tools: Vec<ToolSpec>,
+    pub activate: Vec<String>,
+}
+
+/// The tools one load of the extension handed to pi, with the exposure each was registered with,
+/// so that pi gets `registerTool` for a name again only when its exposure changed.
 #[derive(Debug, Default)]
 pub struct Registration {
-    given: HashSet<String>,
+    given: HashMap<String, Option<&'static str>>,
+    /// pi's reaching tool was added to the active set by this load (once: a user may turn it off).
+    activated: bool,
 }
 
 impl Registration {
@@ -34,20 +52,59 @@ impl Registration {
         self.keep_new(tools)
     }
 
-    /// The MemPalace tools pi may register now and doesn't have from this load: from the cached
-    /// `tools/list` at load (pi's startup never waits for the palace), the server's own once its
-    /// handshake is done. `pi_tools`: every tool name pi knows (`None` while pi loads extensions);
-    /// those that are not this load's own belong to something else, which a palace tool never
-    /// shadows.
-    pub fn palace_tools(&mut self, ext: &Extension, pi_tools: Option<Vec<String>>) -> Vec<ToolSpec> {
-        let Some(bridge) = &ext.bridge else { return Vec::new() };
-        let taken: Vec<String> = pi_tools.unwrap_or_default().into_iter().filter(|n| !self.given.contains(n)).collect();
-        let tools = bridge.tools_for_pi(&taken).into_iter().map(palace_spec).collect();
-        self.keep_new(tools)
+    /// The MemPalace tools pi may register now and doesn't have from this load (or has with
+    /// another exposure): from the cached `tools/list` at load (pi's startup never waits for the
+    /// palace), the server's own once its handshake is done. `pi`: what pi offers (`None` while pi
+    /// loads extensions, when `getAllTools` throws): its tool names that are not this load's own
+    /// belong to something else, which a palace tool never shadows; what it can do decides the
+    /// exposure (before it is seen, the tools get the one asked for: a pi without exposure
+    /// ignores it, and once seen a pi with exposure gets them again if that changed).
+    pub fn palace_tools(&mut self, ext: &Extension, pi: Option<PiView>) -> PalaceTools {
+        let Some(bridge) = &ext.bridge else { return PalaceTools::default() };
+        let in_force = match &pi {
+            Some(view) => bridge.expose_on(view),
+            None => bridge.exposure(),
+        };
+        let taken: Vec<String> = pi
+            .as_ref()
+            .map(|v| v.names.iter().filter(|n| !self.given.contains_key(*n)).cloned().collect())
+            .unwrap_or_default();
+        let namespace = bridge.namespace();
+        let tools: Vec<ToolSpec> = bridge
+            .tools_for_pi(&taken)
+            .into_iter()
+            .map(|t| {
+                let exposure = bridge.tool_exposure(&in_force, &t.name);
+                palace_spec(t, exposure, Some(namespace.clone()))
+            })
+            .collect();
+        let reached = tools.iter().any(|t| t.exposure.is_some());
+        // On a pi without exposure every tool registered is direct, whatever it was given.
+        let tools = self.keep_changed(tools, pi.as_ref().is_none_or(|v| v.exposure));
+        let mut activate = Vec::new();
+        if let (Some(view), Some(via)) = (&pi, in_force.via) {
+            if reached && !self.activated && !view.active.iter().any(|a| a == via) {
+                activate.push(via.to_string());
+            }
+            self.activated |= reached;
+        }
+        PalaceTools { tools, activate }
     }
 
     fn keep_new(&mut self, tools: Vec<ToolSpec>) -> Vec<ToolSpec> {
-        tools.into_iter().filter(|t| self.given.insert(t.name.clone())).collect()
+        self.keep_changed(tools, false)
+    }
+
+    /// The tools not handed to pi yet, and (with `exposure_counts`) those handed with another
+    /// exposure; each name once.
+    fn keep_changed(&mut self, tools: Vec<ToolSpec>, exposure_counts: bool) -> Vec<ToolSpec> {
+        tools
+            .into_iter()
+            .filter(|t| match self.given.insert(t.name.clone(), t.exposure) {
+                None => true,
+                Some(before) => exposure_counts && before != t.exposure,
+            })
+            .collect()
     }
 }
 
@@ -60,10 +117,27 @@ impl Extension {
             Some(b) => b
                 .connect()
                 .await
-                .map(|tools| b.cfg.tools.apply(tools).into_iter().map(palace_spec).collect())
+                .map(|tools| {
+                    let in_force = b.exposure();
+                    b.cfg
+                        .tools
+                        .apply(tools)
+                        .into_iter()
+                        .map(|t| {
+                            let exposure = b.tool_exposure(&in_force, &t.name);
+                            palace_spec(t, exposure, Some(b.namespace()))
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
             None => Vec::new(),
         }
+    }
+
+    /// pi 1.x's system prompt section (`mempalace`) on the palace tools not declared to the model
+    /// and how to reach them; `None` when every one is declared (or the bridge is off).
+    pub fn palace_prompt_section(&self) -> Option<String> {
+        self.bridge.as_ref()?.prompt_section()
     }
 }
 
@@ -75,13 +149,16 @@ fn voice_spec(d: crate::voice::descriptors::Descriptor) -> ToolSpec {
         prompt_snippet: Some(d.prompt_snippet.into()),
         prompt_guidelines: Some(d.prompt_guidelines.iter().map(|s| s.to_string()).collect()),
         parameters: d.parameters,
+        exposure: None,
+        namespace: None,
+        annotations: None,
     }
 }
 
 /// A palace tool as pi registers it. It passed `palace::tools` (name, schema type, size), so its
 /// schema converts to a JS value: napi-rs refuses a value of over a million nodes or 128 levels,
 /// which made a cached million-value schema throw at load, taking the voice tools along.
-fn palace_spec(t: crate::mcp::ToolInfo) -> ToolSpec {
+fn palace_spec(t: crate::mcp::ToolInfo, exposure: Option<&'static str>, namespace: Option<Value>) -> ToolSpec {
     ToolSpec {
         label: t.name.clone(),
         name: t.name,
@@ -89,6 +166,10 @@ fn palace_spec(t: crate::mcp::ToolInfo) -> ToolSpec {
         prompt_snippet: None,
         prompt_guidelines: None,
         parameters: t.input_schema,
+        // Only where the tool is not direct: a direct tool is registered as before the exposure.
+        namespace: namespace.filter(|_| exposure.is_some()),
+        exposure,
+        annotations: t.annotations,
     }
 }
 
@@ -104,6 +185,9 @@ mod tests {
             prompt_snippet: None,
             prompt_guidelines: None,
             parameters: Value::Null,
+            exposure: None,
+            namespace: None,
+            annotations: None,
         }
     }
 
@@ -115,5 +199,16 @@ mod tests {
             r.keep_new(vec![spec("b"), spec("c"), spec("c")]).into_iter().map(|t| t.name).collect();
         assert_eq!(again, ["c"]);
         assert_eq!(Registration::default().keep_new(vec![spec("a")]).len(), 1, "a new load (/reload) registers again");
+    }
+
+    #[test]
+    fn a_tool_is_handed_again_only_when_its_exposure_changed_on_a_pi_with_exposure() {
+        let mut r = Registration::default();
+        let deferred = |n: &str| ToolSpec { exposure: Some("deferred"), ..spec(n) };
+        assert_eq!(r.keep_changed(vec![deferred("a"), deferred("b")], true).len(), 2);
+        assert!(r.keep_changed(vec![deferred("a")], true).is_empty(), "same exposure");
+        assert!(r.keep_changed(vec![spec("a")], false).is_empty(), "a pi without exposure: it is direct already");
+        let again: Vec<String> = r.keep_changed(vec![spec("b")], true).into_iter().map(|t| t.name).collect();
+        assert_eq!(again, ["b"], "deferred → direct on a pi with exposure");
     }
 }

@@ -78,8 +78,10 @@ struct State {
     /// A connection was attempted before: the next attempt is a respawn.
     attempted: bool,
     latched: Option<McpError>,
-    /// `serverInfo` of the last `initialize` answer (for `doctor`).
+    /// `serverInfo` of the last `initialize` answer (for `doctor` and the palace's namespace).
     server_info: Option<Value>,
+    /// `instructions` of the last `initialize` answer.
+    instructions: Option<String>,
 }
 
 impl McpClient {
@@ -102,6 +104,11 @@ impl McpClient {
     /// `serverInfo` (`{name, version}`) from the last `initialize` answer, if any.
     pub(crate) fn server_info(&self) -> Option<Value> {
         self.st().server_info.clone()
+    }
+
+    /// `instructions` from the last `initialize` answer, if any.
+    pub(crate) fn instructions(&self) -> Option<String> {
+        self.st().instructions.clone()
     }
 
     /// The configuration this client runs with.
@@ -366,6 +373,7 @@ impl McpClient {
                 let mut st = self.st();
                 st.tools = done.tools;
                 st.server_info = done.server_info;
+                st.instructions = done.instructions;
                 st.ready = true;
                 st.respawns_used = 0;
                 Ok(conn)

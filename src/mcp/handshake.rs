@@ -17,12 +17,18 @@ pub struct ToolInfo {
     /// The tool's JSON Schema, unchanged.
     #[serde(rename = "inputSchema")]
     pub input_schema: Value,
+    /// The tool's `annotations` (MCP's `readOnlyHint`, `destructiveHint`, …), as the server
+    /// declares them; pi 1.x hands them to permission extensions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
-/// What a handshake learnt: the server's tools and its `serverInfo` (`{name, version}`, if given).
+/// What a handshake learnt: the server's tools, its `serverInfo` (`{name, version}`, if given)
+/// and its `instructions` (how to use it, if given).
 pub(crate) struct Handshake {
     pub tools: Vec<ToolInfo>,
     pub server_info: Option<Value>,
+    pub instructions: Option<String>,
 }
 
 /// `initialize`, `notifications/initialized`, then `tools/list` following `nextCursor`.
@@ -30,6 +36,7 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Handshake, McpError> {
     let mut none = None;
     let init = conn.request("initialize", jsonrpc::initialize_params(), None, &mut none).await.map_err(|f| f.err)?;
     let server_info = init.get("serverInfo").cloned();
+    let instructions = init.get("instructions").and_then(Value::as_str).map(String::from);
     let version = init.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
     if !KNOWN_PROTOCOL_VERSIONS.contains(&version) {
         crate::diag!("MemPalace answered protocolVersion {version:?}, which this client does not know; continuing");
@@ -49,7 +56,7 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Handshake, McpError> {
         }
         cursor = page.get("nextCursor").and_then(Value::as_str).filter(|c| !c.is_empty()).map(String::from);
         if cursor.is_none() {
-            return Ok(Handshake { tools, server_info });
+            return Ok(Handshake { tools, server_info, instructions });
         }
         if tools.len() >= MAX_LISTED_TOOLS {
             break;
@@ -61,7 +68,7 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Handshake, McpError> {
         "MemPalace's tools/list goes on past {} tools or {MAX_LIST_PAGES} pages; the rest is not read",
         tools.len()
     );
-    Ok(Handshake { tools, server_info })
+    Ok(Handshake { tools, server_info, instructions })
 }
 
 /// Bounds of one `tools/list` walk. Each page is one message (at most
@@ -80,7 +87,8 @@ pub fn parse_tool(mut t: Value) -> ToolInfo {
         Some(s) if !s.is_null() => s,
         _ => json!({"type": "object", "properties": {}}),
     };
-    ToolInfo { name, description, input_schema }
+    let annotations = t.get_mut("annotations").map(Value::take).filter(|a| !a.is_null());
+    ToolInfo { name, description, input_schema, annotations }
 }
 
 #[cfg(test)]
@@ -92,6 +100,9 @@ mod tests {
         let t = parse_tool(json!({"name": "a", "inputSchema": {"type": "object", "required": ["x"]}}));
         assert_eq!(t.input_schema, json!({"type": "object", "required": ["x"]}));
         assert_eq!(t.description, None);
+        assert_eq!(t.annotations, None);
+        let t = parse_tool(json!({"name": "a", "annotations": {"readOnlyHint": true, "title": "A"}}));
+        assert_eq!(t.annotations, Some(json!({"readOnlyHint": true, "title": "A"})), "kept as declared");
         assert_eq!(parse_tool(json!({"description": "no name"})).name, "");
         assert_eq!(parse_tool(json!({"name": 7})).name, "");
     }

@@ -7,9 +7,14 @@
 //! before it is written and when it is read. A missing file or another server's is no cache;
 //! one that is unreadable, over 8 MiB, of another format or holding anything refused is ignored
 //! as a whole (the caller says so on stderr) and replaced after the next good handshake.
+//! Beside the tools it keeps what registering them in any exposure needs: each tool's
+//! `annotations` (in the tool) and the server's namespace texts ([`ServerMeta`]: `serverInfo`'s
+//! name, title and version, its `instructions`), bounded alike. A file written before they were
+//! kept reads as one without them (same format and version; the next handshake rewrites it).
 //! This module is the file's one owner: its key ([`key`]), writer ([`save`]) and reader
 //! ([`load`], with the time it was saved).
 
+use super::exposure::ServerMeta;
 use super::files::{create_private_dir, now_ms, write_atomic};
 use super::tools;
 use crate::env::Url;
@@ -32,12 +37,20 @@ struct CacheFile {
     #[serde(rename = "savedAtMs")]
     saved_at_ms: u64,
     tools: Vec<ToolInfo>,
+    #[serde(default, skip_serializing_if = "is_empty")]
+    server: ServerMeta,
+}
+
+fn is_empty(m: &ServerMeta) -> bool {
+    *m == ServerMeta::default()
 }
 
 /// A cache file's tools for this server, and when they were saved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cached {
     pub tools: Vec<ToolInfo>,
+    /// The server's namespace texts as last seen.
+    pub server: ServerMeta,
     /// When the file was written, in ms since the Unix epoch.
     pub saved_at_ms: u64,
 }
@@ -56,6 +69,8 @@ pub enum Ignored {
     /// The summary of the refused tools.
     Refused(String),
     LongDescriptions(usize),
+    /// `serverInfo` texts or `instructions` past their limits.
+    LongServerTexts,
 }
 
 impl std::fmt::Display for Ignored {
@@ -67,6 +82,7 @@ impl std::fmt::Display for Ignored {
             Ignored::OtherFormat { format, version } => write!(f, "of another format ({format:?} version {version})"),
             Ignored::Refused(line) => write!(f, "holds refused tools ({line})"),
             Ignored::LongDescriptions(n) => write!(f, "holds {n} descriptions over 16 KiB"),
+            Ignored::LongServerTexts => f.write_str("holds server texts over their limits"),
         }
     }
 }
@@ -127,7 +143,10 @@ pub fn load(path: &Path, key: &str) -> Result<Option<Cached>, Ignored> {
     if file.key != key || file.tools.is_empty() {
         return Ok(None);
     }
-    Ok(Some(Cached { tools: strict(file.tools)?, saved_at_ms: file.saved_at_ms }))
+    if !tools::server_meta_ok(&file.server) {
+        return Err(Ignored::LongServerTexts);
+    }
+    Ok(Some(Cached { tools: strict(file.tools)?, server: file.server, saved_at_ms: file.saved_at_ms }))
 }
 
 /// The tools of a cache file, which must hold nothing the rules refuse (a description past the
@@ -143,13 +162,23 @@ fn strict(list: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, Ignored> {
     Ok(admitted.tools)
 }
 
-/// Saves `tools` for `key`, atomically (a temporary file in the same directory, then rename),
-/// after checking them by the same rules as [`load`]: a list they refuse is not written.
-pub fn save(path: &Path, key: &str, tools: &[ToolInfo]) -> std::io::Result<()> {
+/// Saves `tools` and `server` for `key`, atomically (a temporary file in the same directory, then
+/// rename), after checking them by the same rules as [`load`]: a list they refuse is not written.
+pub fn save(path: &Path, key: &str, tools: &[ToolInfo], server: &ServerMeta) -> std::io::Result<()> {
     let tools = strict(tools.to_vec()).map_err(std::io::Error::other)?;
+    if !tools::server_meta_ok(server) {
+        return Err(std::io::Error::other(Ignored::LongServerTexts));
+    }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     create_private_dir(dir)?;
-    let file = CacheFile { format: FORMAT.into(), version: VERSION, key: key.into(), saved_at_ms: now_ms(), tools };
+    let file = CacheFile {
+        format: FORMAT.into(),
+        version: VERSION,
+        key: key.into(),
+        saved_at_ms: now_ms(),
+        tools,
+        server: server.clone(),
+    };
     let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     write_atomic(path, &json)
 }
@@ -167,16 +196,40 @@ mod tests {
         serde_json::from_value(list).unwrap()
     }
 
+    fn meta() -> ServerMeta {
+        ServerMeta { name: Some("mempalace".into()), version: Some("3.11.0".into()), ..ServerMeta::default() }
+    }
+
+    #[test]
+    fn a_file_of_before_annotations_and_server_texts_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = cache_path(dir.path());
+        write_cache(&path, json!([{"name": "good", "inputSchema": {"type": "object"}}]));
+        let c = load(&path, "k").unwrap().unwrap();
+        assert_eq!((c.tools[0].annotations.clone(), c.server), (None, ServerMeta::default()));
+        let long = ServerMeta { instructions: Some("i".repeat(16 * 1024 + 1)), ..meta() };
+        assert!(save(&path, "k", &tools(), &long).is_err(), "never written past the limits");
+        let file =
+            json!({"format": FORMAT, "version": 1, "key": "k", "savedAtMs": 1, "tools": tools(), "server": long});
+        std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+        assert_eq!(load(&path, "k"), Err(Ignored::LongServerTexts));
+        let bad = json!([{"name": "a", "inputSchema": {}, "annotations": [1]}]);
+        write_cache(&path, bad);
+        assert!(load(&path, "k").unwrap_err().to_string().contains("annotations not an object"));
+    }
+
     #[test]
     fn round_trip_keeps_schema_unchanged() {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(&dir.path().join("agent"));
         let key = key_for_command("mempalace-mcp", &["--palace".into(), "/p".into()]);
-        save(&path, &key, &tools()).unwrap();
+        save(&path, &key, &tools(), &meta()).unwrap();
         let before = now_ms();
         let back = load(&path, &key).unwrap().unwrap();
         assert!(back.saved_at_ms <= before && before - back.saved_at_ms < 60_000, "{}", back.saved_at_ms);
+        assert_eq!(back.server, meta());
         let back = back.tools;
+        assert_eq!(back[0].annotations, Some(json!({"readOnlyHint": true})), "annotations kept");
         assert_eq!(back, tools());
         // Key order inside the schema survives too.
         let schema = serde_json::to_string(&back[1].input_schema).unwrap();
@@ -195,7 +248,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path());
         assert_eq!(load(&path, "k"), Ok(None), "missing");
-        save(&path, "k", &tools()).unwrap();
+        save(&path, "k", &tools(), &meta()).unwrap();
         assert_eq!(load(&path, "other"), Ok(None), "another server");
         let odd: [(&[u8], &str); 6] = [
             (b"{\"format\": \"dotty-pi-ext/mempalace-tools-cache\", \"vers", "not a tool cache"),
@@ -249,7 +302,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path());
         let bad: Vec<ToolInfo> = serde_json::from_value(json!([{"name": "bash", "inputSchema": {}}])).unwrap();
-        assert!(save(&path, "k", &bad).is_err());
+        assert!(save(&path, "k", &bad, &meta()).is_err());
         assert!(!path.exists());
     }
 
@@ -259,14 +312,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let agent = dir.path().join("a/b/agent");
         let path = cache_path(&agent);
-        save(&path, "k", &tools()).unwrap();
+        save(&path, "k", &tools(), &meta()).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(&agent), 0o700);
         assert_eq!(mode(&dir.path().join("a")), 0o700);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o750)).unwrap();
-        save(&path, "k2", &tools()).unwrap();
+        save(&path, "k2", &tools(), &meta()).unwrap();
         assert_eq!(mode(&path), 0o640, "a file replaced keeps its mode");
         assert_eq!(mode(&agent), 0o750, "an existing folder keeps its mode");
     }

@@ -45,6 +45,25 @@ pub struct PalaceConfig {
     pub search_path: Option<String>,
     /// `MEMPALACE_TOOLS`: the palace tools pi is offered (default: all).
     pub tools: super::tool_filter::ToolFilter,
+    /// `MEMPALACE_EXPOSURE` and `MEMPALACE_DIRECT_TOOLS`: how the tools pi is offered reach the model.
+    pub exposure: super::exposure::ExposureConfig,
+}
+
+/// `MEMPALACE_EXPOSURE` (an unknown value is a warning and the default) and `MEMPALACE_DIRECT_TOOLS`.
+fn read_exposure(r: &EnvReader<'_>) -> super::exposure::ExposureConfig {
+    use super::exposure::Exposure;
+    let asked = r.text("MEMPALACE_EXPOSURE").and_then(|raw| {
+        let e = Exposure::parse(&raw);
+        if e.is_none() {
+            r.warn(format!("MEMPALACE_EXPOSURE={raw:?} is not codemode, deferred or direct; using the default"));
+        }
+        e
+    });
+    let direct_tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
+    if !direct_tools.is_all() {
+        r.shown("MEMPALACE_DIRECT_TOOLS", direct_tools.to_string());
+    }
+    super::exposure::ExposureConfig { asked, direct_tools }
 }
 
 /// `MEMPALACE_FEED_REDACT`: unset = on with the built-in rules; a path = on, plus that file's
@@ -120,6 +139,7 @@ impl PalaceConfig {
         if !tools.is_all() {
             r.shown("MEMPALACE_TOOLS", tools.to_string());
         }
+        let exposure = read_exposure(r);
         let cfg = PalaceConfig {
             off: (!r.switch("MEMPALACE_BRIDGE")).then_some(BridgeOff::Switch),
             agent_name: r.text_or_default("MEMPALACE_AGENT_NAME"),
@@ -138,6 +158,7 @@ impl PalaceConfig {
             remote: r.is_set("MEMPALACE_REMOTE_URL"),
             search_path: r.process("PATH"),
             tools,
+            exposure,
         };
         if let Some(why) = ssh_refused {
             r.warn(why);
@@ -208,6 +229,22 @@ mod tests {
         assert_eq!(c.lock_path(), PathBuf::from("/home/u/.pi/agent/mempalace-feed.lock"));
         assert_eq!(c.tools_cache_path(), PathBuf::from("/home/u/.pi/agent/mempalace-tools-cache.json"));
         assert!(c.tools.is_all());
+        assert_eq!(c.exposure, super::super::exposure::ExposureConfig::default());
+    }
+
+    #[test]
+    fn exposure_and_direct_tools() {
+        use super::super::exposure::Exposure;
+        let (c, w) = cfg(&[
+            ("MEMPALACE_EXPOSURE", " Deferred "),
+            ("MEMPALACE_DIRECT_TOOLS", "mempalace_search,mempalace_diary_*"),
+        ]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.exposure.asked, Some(Exposure::Deferred));
+        assert!(c.exposure.direct_tool("mempalace_diary_write") && !c.exposure.direct_tool("mempalace_kg_add"));
+        let (c, w) = cfg(&[("MEMPALACE_EXPOSURE", "hidden")]);
+        assert_eq!(c.exposure.asked, None);
+        assert_eq!(w, ["MEMPALACE_EXPOSURE=\"hidden\" is not codemode, deferred or direct; using the default"]);
     }
 
     #[test]

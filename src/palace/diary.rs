@@ -2,8 +2,12 @@
 //! diary entry. It stays a prompt (not an automatic hook) because composing the entry needs an
 //! LLM turn, and `session_shutdown` fires too late for one.
 
-/// The user message text for `/mempalace-diary [topic]`. A blank topic counts as none.
-pub fn diary_prompt(agent_name: &str, topic: Option<&str>) -> String {
+/// The palace tool the diary prompt asks the model to call.
+pub const DIARY_TOOL: &str = "mempalace_diary_write";
+
+/// The user message text for `/mempalace-diary [topic]`. A blank topic counts as none. `reach`:
+/// how the model reaches the tool when it is not declared to it (pi 1.x's codemode/deferred).
+pub fn diary_prompt(agent_name: &str, topic: Option<&str>, reach: Option<&str>) -> String {
     let topic = topic.map(str::trim).filter(|t| !t.is_empty());
     let args = match topic {
         Some(t) => format!("`agent_name`: {}, `topic`: {}, `entry`: <your entry>", json_str(agent_name), json_str(t)),
@@ -11,14 +15,15 @@ pub fn diary_prompt(agent_name: &str, topic: Option<&str>) -> String {
     };
     let mut text = format!(
         "Write your MemPalace diary entry for this session now: call the `mempalace_diary_write` tool \
-         once with {args}.\n\n\
+         once with {args}.{}\n\n\
          Write the entry in AAAK form, the compressed shorthand the palace uses for memories: one \
          dense line of `|`-separated fields, dotted terms instead of sentences, `+` to join related \
          items, `KEY:value` for facts, entity codes where you know them, and a closing importance \
          marker from ★ to ★★★★★. For example: \
          `SESSION:2026-04-04|built.palace.graph+diary.tools|ALC.req:agent.diaries.in.aaak|★★★`.\n\n\
          Summarise the session: what was worked on, what was decided and why, what is still open, \
-         and anything your future self should know first."
+         and anything your future self should know first.",
+        reach.map(|r| format!(" ({r}.)")).unwrap_or_default()
     );
     if let Some(t) = topic {
         text.push_str(&format!(" Focus the entry on: {t}."));
@@ -37,18 +42,30 @@ mod tests {
 
     #[test]
     fn names_the_tool_agent_and_aaak() {
-        let p = diary_prompt("pi", None);
+        let p = diary_prompt("pi", None, None);
         assert!(p.contains("`mempalace_diary_write`"));
         assert!(p.contains("`agent_name`: \"pi\""));
         assert!(p.contains("AAAK"));
         assert!(!p.contains("`topic`"));
+        assert!(!p.contains("codemode"));
+        let p = diary_prompt(
+            "pi",
+            None,
+            Some("`mempalace_diary_write` is not declared to you: call it from a `codemode` script"),
+        );
+        assert!(
+            p.contains(
+                "<your entry>. (`mempalace_diary_write` is not declared to you: call it from a `codemode` script.)\n\n"
+            ),
+            "{p}"
+        );
     }
 
     #[test]
     fn topic_is_passed_and_blank_topic_ignored() {
-        let p = diary_prompt("pi-laptop", Some("  voice \"tools\" "));
+        let p = diary_prompt("pi-laptop", Some("  voice \"tools\" "), None);
         assert!(p.contains("`agent_name`: \"pi-laptop\", `topic`: \"voice \\\"tools\\\"\""), "{p}");
         assert!(p.contains("Focus the entry on: voice \"tools\"."));
-        assert_eq!(diary_prompt("pi", Some("   ")), diary_prompt("pi", None));
+        assert_eq!(diary_prompt("pi", Some("   "), None), diary_prompt("pi", None, None));
     }
 }

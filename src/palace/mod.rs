@@ -9,6 +9,7 @@ pub mod config;
 pub mod diary;
 pub mod error;
 pub mod export;
+pub mod exposure;
 pub mod feed;
 pub mod files;
 pub mod pi_mcp;

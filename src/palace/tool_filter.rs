@@ -76,7 +76,12 @@ mod tests {
     use super::*;
 
     fn ok(name: &str) -> ToolInfo {
-        ToolInfo { name: name.into(), description: None, input_schema: serde_json::json!({"type": "object"}) }
+        ToolInfo {
+            name: name.into(),
+            description: None,
+            input_schema: serde_json::json!({"type": "object"}),
+            annotations: None,
+        }
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! spaces or newlines breaks the model's tool calls, and a schema of a million values costs pi its
 //! memory and its start. So a tool is taken only when its name matches `^[A-Za-z0-9_-]{1,64}$` and
 //! is no built-in, voice tool or earlier tool of the same list, its `inputSchema` is an object of
-//! `type` "object" (or none) of at most 256 KiB serialized; its description is cut to 16 KiB. At
-//! most 512 tools and 4 MiB of definitions are taken; the rest is dropped from the end.
+//! `type` "object" (or none) of at most 256 KiB serialized, its `annotations` (if any) an object of
+//! at most 16 KiB; its description is cut to 16 KiB. At most 512 tools and 4 MiB of definitions
+//! are taken; the rest is dropped from the end. The server's `serverInfo` texts and `instructions`
+//! (the palace's namespace) are cut to 256 bytes and 16 KiB ([`server_meta`]).
 
 use crate::mcp::ToolInfo;
 use serde_json::Value;
@@ -16,6 +18,10 @@ use std::fmt;
 pub(crate) const MAX_NAME_CHARS: usize = 64;
 pub(crate) const MAX_SCHEMA_BYTES: usize = 256 * 1024;
 pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
+/// A tool's `annotations`, serialized.
+pub(crate) const MAX_ANNOTATIONS_BYTES: usize = 16 * 1024;
+/// Each `serverInfo` text (name, title, version) the namespace shows.
+pub(crate) const MAX_SERVER_TEXT_BYTES: usize = 256;
 pub(crate) const MAX_TOOLS: usize = 512;
 /// Names, descriptions and schemas (serialized) of all the tools taken, together.
 pub(crate) const MAX_TOTAL_BYTES: usize = 4 * 1024 * 1024;
@@ -33,6 +39,7 @@ pub enum Why {
     Duplicate,
     SchemaNotObject,
     SchemaTooLarge,
+    BadAnnotations,
     TooMany,
     OverBudget,
     /// Only for [`taken_elsewhere`]: another extension (or pi) has the name.
@@ -48,6 +55,7 @@ impl fmt::Display for Why {
             Why::Duplicate => "name listed twice",
             Why::SchemaNotObject => "inputSchema not an object schema",
             Why::SchemaTooLarge => "inputSchema over 256 KiB",
+            Why::BadAnnotations => "annotations not an object of at most 16 KiB",
             Why::TooMany => "past 512 tools",
             Why::OverBudget => "past 4 MiB of tool definitions",
             Why::AlreadyRegistered => "name already registered in pi",
@@ -99,7 +107,34 @@ pub(crate) fn refusal(tool: &ToolInfo) -> Option<Why> {
     if serialized_len(&tool.input_schema, MAX_SCHEMA_BYTES) > MAX_SCHEMA_BYTES {
         return Some(Why::SchemaTooLarge);
     }
+    if let Some(a) = &tool.annotations {
+        if !a.is_object() || serialized_len(a, MAX_ANNOTATIONS_BYTES) > MAX_ANNOTATIONS_BYTES {
+            return Some(Why::BadAnnotations);
+        }
+    }
     None
+}
+
+/// The server's namespace texts from its `initialize` answer (`serverInfo`'s `name`, `title`,
+/// `version`; `instructions`), each cut to its limit at a character boundary.
+pub fn server_meta(info: Option<&Value>, instructions: Option<&str>) -> crate::palace::exposure::ServerMeta {
+    let text = |k: &str| info.and_then(|i| i.get(k)).and_then(Value::as_str).map(|s| cut(s, MAX_SERVER_TEXT_BYTES));
+    crate::palace::exposure::ServerMeta {
+        name: text("name"),
+        title: text("title"),
+        version: text("version"),
+        instructions: instructions.map(|s| cut(s, MAX_DESCRIPTION_BYTES)),
+    }
+}
+
+/// Whether `meta` is within the limits [`server_meta`] cuts to (a cache file's must be).
+pub(crate) fn server_meta_ok(meta: &crate::palace::exposure::ServerMeta) -> bool {
+    [&meta.name, &meta.title, &meta.version].iter().all(|t| t.as_ref().is_none_or(|t| t.len() <= MAX_SERVER_TEXT_BYTES))
+        && meta.instructions.as_ref().is_none_or(|i| i.len() <= MAX_DESCRIPTION_BYTES)
+}
+
+fn cut(s: &str, max: usize) -> String {
+    s[..floor_char_boundary(s, max.min(s.len()))].to_string()
 }
 
 /// Takes the tools pi may register from one list (a `tools/list` answer or the cache), in order.
@@ -120,7 +155,8 @@ pub fn admit(list: Vec<ToolInfo>) -> Admitted {
             }
             let size = tool.name.len()
                 + tool.description.as_ref().map_or(0, String::len)
-                + serialized_len(&tool.input_schema, usize::MAX);
+                + serialized_len(&tool.input_schema, usize::MAX)
+                + tool.annotations.as_ref().map_or(0, |a| serialized_len(a, usize::MAX));
             if out.tools.len() >= MAX_TOOLS {
                 why = Some(Why::TooMany);
             } else if total + size > MAX_TOTAL_BYTES {
@@ -214,7 +250,12 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, schema: Value) -> ToolInfo {
-        ToolInfo { name: name.into(), description: Some(format!("about {name}")), input_schema: schema }
+        ToolInfo {
+            name: name.into(),
+            description: Some(format!("about {name}")),
+            input_schema: schema,
+            annotations: None,
+        }
     }
 
     fn ok(name: &str) -> ToolInfo {
@@ -299,6 +340,30 @@ mod tests {
         past.push(long_described("late"));
         let a = admit(past);
         assert_eq!((a.tools.len(), a.cut, a.refused.len()), (MAX_TOOLS, 0, 1));
+    }
+
+    #[test]
+    fn annotations_are_kept_as_declared_within_bounds() {
+        let with = |a: Value| ToolInfo { annotations: Some(a), ..ok("a") };
+        let declared = json!({"readOnlyHint": true, "title": "Search", "x-vendor": {"k": [1]}});
+        assert_eq!(refusal(&with(declared.clone())), None);
+        assert_eq!(admit(vec![with(declared.clone())]).tools[0].annotations, Some(declared), "unchanged");
+        for bad in [json!(true), json!([]), json!("readOnly"), json!({"t": "x".repeat(MAX_ANNOTATIONS_BYTES)})] {
+            assert_eq!(refusal(&with(bad.clone())), Some(Why::BadAnnotations), "{bad}");
+        }
+    }
+
+    #[test]
+    fn server_texts_are_cut() {
+        let info = json!({"name": "mempalace", "version": "é".repeat(200), "title": 7});
+        let m = server_meta(Some(&info), Some(&"i".repeat(MAX_DESCRIPTION_BYTES + 5)));
+        assert_eq!(m.name.as_deref(), Some("mempalace"));
+        assert_eq!(m.title, None);
+        assert_eq!(m.version.as_deref().map(str::len), Some(MAX_SERVER_TEXT_BYTES));
+        assert_eq!(m.instructions.as_deref().map(str::len), Some(MAX_DESCRIPTION_BYTES));
+        assert!(server_meta_ok(&m));
+        assert!(!server_meta_ok(&crate::palace::exposure::ServerMeta { name: Some("n".repeat(300)), ..m }));
+        assert_eq!(server_meta(None, None), crate::palace::exposure::ServerMeta::default());
     }
 
     #[test]
