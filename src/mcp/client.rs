@@ -220,11 +220,15 @@ impl McpClient {
         let mut st = self.st();
         if st.latched.is_none() {
             // Said once: what broke, and what that means for the tools and the feeding.
-            let why = match &e {
-                McpError::Down { .. } => e.to_string(),
-                other => format!("MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again"),
-            };
-            crate::diag!("{why} (until then palace tools fail and transcripts are not fed)");
+            match &e {
+                McpError::NotInstalled { .. } => crate::diag!(
+                    "{e}: pi works without palace tools and transcripts are not fed; `/mempalace status` says how to install it or switch the bridge off"
+                ),
+                McpError::Down { .. } => crate::diag!("{e} (until then palace tools fail and transcripts are not fed)"),
+                other => crate::diag!(
+                    "MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again (until then palace tools fail and transcripts are not fed)"
+                ),
+            }
             st.latched = Some(e);
         }
     }
@@ -335,13 +339,16 @@ impl McpClient {
     /// debugging: a palace that can't be had at all costs pi one stderr line (the latch, or the
     /// bridge's fail-soft line).
     async fn attempt(&self) -> Result<Arc<Conn>, McpError> {
-        self.spawns.fetch_add(1, Ordering::Relaxed);
         let conn = match Conn::open(&self.cfg, &self.http) {
             Ok(c) => {
+                self.spawns.fetch_add(1, Ordering::Relaxed);
                 self.warn_plain_http();
                 Arc::new(c)
             }
+            // Nothing was started: no spawn to count.
+            Err(e @ McpError::NotInstalled { .. }) => return Err(e),
             Err(e) => {
+                self.spawns.fetch_add(1, Ordering::Relaxed);
                 if self.cfg.debug && !e.is_fatal() {
                     crate::diag!("MemPalace did not start: {e}");
                 }
