@@ -50,6 +50,15 @@ const session = (context, ui) => `
   await native.sessionShutdown('quit');
   return { notes, statuses, spawns: s.mcpSpawns, respawns: s.mcpRespawns, created: s.brainFilesCreated, brainDb: s.brainDb };`;
 
+/** No session_start: the handshake fails, brain.db is created, queued lines reach stderr, a marker, then the exit. */
+const NO_SESSION = `
+  await native.palaceTools();
+  const deadline = Date.now() + 10_000;
+  while (native.stats().brainFilesCreated < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await native.flushTurnLog();
+  process.stderr.write('@@BEFORE-EXIT@@\\n');
+  return native.stats().mcpSpawns;`;
+
 describe("what the extension says, in pi's interactive terminal and elsewhere", () => {
   for (const name of ['pi 1.6 interactive', 'pi 0.74 interactive']) {
     it(`${name}: every line once in pi's UI, none on stderr; the footer short; not installed is a state`, async () => {
@@ -104,15 +113,7 @@ describe("what the extension says, in pi's interactive terminal and elsewhere", 
 
   it('without a terminal (Dotty runs pi in RPC mode on pipes) a line is on stderr at once, before any session_start', async () => {
     const { env } = freshHome();
-    const r = await runWithFakePi(
-      `await native.palaceTools();
-       const deadline = Date.now() + 10_000;
-       while (native.stats().brainFilesCreated < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-       await native.flushTurnLog(); // queued lines reach stderr
-       process.stderr.write('@@BEFORE-EXIT@@\\n');
-       return native.stats().mcpSpawns;`,
-      env,
-    );
+    const r = await runWithFakePi(NO_SESSION, env);
     expect(r.error).toBeUndefined();
     const before = r.stderr.slice(0, r.stderr.indexOf('@@BEFORE-EXIT@@'));
     expect(before).toMatch(/\[dotty-pi-ext\] created a new brain\.db at /);
@@ -122,15 +123,7 @@ describe("what the extension says, in pi's interactive terminal and elsewhere", 
 
   it('in a terminal, lines held for a session_start that never came are written to stderr at exit', async () => {
     const { env } = freshHome();
-    const r = await runWithFakePi(
-      `await native.palaceTools();
-       const deadline = Date.now() + 10_000;
-       while (native.stats().brainFilesCreated < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-       await native.flushTurnLog();
-       process.stderr.write('@@BEFORE-EXIT@@\\n');
-       return null;`,
-      { ...env, NODE_OPTIONS: `--require ${ttyPreload}` },
-    );
+    const r = await runWithFakePi(NO_SESSION, { ...env, NODE_OPTIONS: `--require ${ttyPreload}` });
     expect(r.error).toBeUndefined();
     const [before, after] = r.stderr.split('@@BEFORE-EXIT@@');
     expect(before).not.toContain('[dotty-pi-ext]'); // held while pi might still draw its UI

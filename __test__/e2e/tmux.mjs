@@ -8,6 +8,13 @@ import path from 'node:path';
 import { TARGETS, modelsJson, nodeBin, root } from './pi-rpc.mjs';
 
 let starts = 0;
+
+/** Fails with what to do when there is no tmux (CI installs Debian's; so must a developer). */
+function requireTmux() {
+  try { execFileSync('tmux', ['-V'], { encoding: 'utf8' }); } catch (e) {
+    throw new Error(`the terminal tests need tmux (Debian: apt-get install tmux): ${e.message}`);
+  }
+}
 const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 
 /**
@@ -16,6 +23,7 @@ const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
  * PI_CODING_AGENT_DIR, TERM and pi's offline switches (PATH included).
  */
 export function startTmuxPi({ target = '0.74.0', modelBaseUrl, home, env = {}, cols = 120, rows = 40 }) {
+  requireTmux();
   const { cli, node } = TARGETS[target];
   const agentDir = path.join(home, '.pi', 'agent');
   fs.mkdirSync(agentDir, { recursive: true });
