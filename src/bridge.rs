@@ -349,7 +349,7 @@ impl Bridge {
                 // One line for pi's stderr: the client already said it if it latched down,
                 // and a shutdown on purpose (pi exiting) is no news.
                 if !matches!(e, McpError::Closed) && !client.stats().down {
-                    crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools, and transcripts are not fed until it connects");
+                    crate::diag::say_about(crate::mcp::client::DOWN_SUBJECT, format!("mempalace: palace unavailable ({e}); pi continues without palace tools, and transcripts are not fed until it connects"));
                 }
                 Err(e)
             }

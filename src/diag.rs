@@ -48,6 +48,10 @@ pub const HOLD: usize = 32;
 /// Distinct texts remembered so that each is shown in pi's UI once.
 const SHOWN: usize = 256;
 
+/// What a line reports, when later lines may word it otherwise ("MemPalace is down: …" with another
+/// last error): pi's UI shows one line per subject until [`over`] says the state it reported ended.
+pub type Subject = &'static str;
+
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 /// Lines dropped: stderr didn't keep up, or more than [`HOLD`] were held.
 pub(crate) static DROPPED: AtomicUsize = AtomicUsize::new(0);
@@ -115,31 +119,33 @@ impl Surface {
 enum Route {
     Stderr,
     /// Until pi says where lines go.
-    Hold(Vec<(Level, String)>),
+    Hold(Vec<(Level, Option<Subject>, String)>),
     Ui(Notify),
 }
 
-/// Where each line goes now, and the texts pi's UI has shown.
+/// Where each line goes now, and the texts and subjects pi's UI has shown.
 pub struct Sink {
     route: Route,
     shown: VecDeque<String>,
+    subjects: Vec<Subject>,
 }
 
 impl Default for Sink {
     fn default() -> Self {
-        Sink { route: Route::Stderr, shown: VecDeque::new() }
+        Sink { route: Route::Stderr, shown: VecDeque::new(), subjects: Vec::new() }
     }
 }
 
 impl Sink {
-    /// Says `text`: `stderr` takes a finished stderr line (with its prefix and newline).
-    pub fn say(&mut self, level: Level, text: String, stderr: &dyn Fn(String)) {
+    /// Says `text` (about `subject`, if given): `stderr` takes a finished stderr line (with its
+    /// prefix and newline). pi's UI shows a text once, and one line per subject.
+    pub fn say(&mut self, level: Level, subject: Option<Subject>, text: String, stderr: &dyn Fn(String)) {
         let text = cut(text);
         let notify = match &mut self.route {
             Route::Stderr => return stderr(format!("[dotty-pi-ext] {text}\n")),
             Route::Hold(held) => {
                 if held.len() < HOLD {
-                    held.push((level, text));
+                    held.push((level, subject, text));
                 } else {
                     DROPPED.fetch_add(1, Ordering::Relaxed);
                 }
@@ -147,9 +153,22 @@ impl Sink {
             }
             Route::Ui(notify) => notify.clone(),
         };
-        if self.first_time(&text) {
+        let new = match subject {
+            Some(s) if self.subjects.contains(&s) => false,
+            Some(s) => {
+                self.subjects.push(s);
+                true
+            }
+            None => self.first_time(&text),
+        };
+        if new {
             notify(level, &text);
         }
+    }
+
+    /// The state `subject` reported is over: the next line about it is news again.
+    pub fn over(&mut self, subject: Subject) {
+        self.subjects.retain(|s| *s != subject);
     }
 
     /// Whether pi's UI has not shown `text` yet (then it counts as shown).
@@ -182,8 +201,8 @@ impl Sink {
         if surface == Surface::Terminal {
             self.route = Route::Ui(notify);
         }
-        for (level, text) in held {
-            self.say(level, text, stderr);
+        for (level, subject, text) in held {
+            self.say(level, subject, text, stderr);
         }
     }
 
@@ -198,7 +217,17 @@ static SINK: Lazy<Mutex<Sink>> = Lazy::new(|| Mutex::new(Sink::default()));
 
 /// Says one line where lines go now (the macros [`diag!`] and [`diag_info!`]).
 pub fn say(level: Level, text: String) {
-    lock(&SINK).say(level, text, &emit);
+    lock(&SINK).say(level, None, text, &emit);
+}
+
+/// Says one line about `subject` (a warning): on stderr each time, in pi's UI once until [`over`].
+pub fn say_about(subject: Subject, text: String) {
+    lock(&SINK).say(Level::Warning, Some(subject), text, &emit);
+}
+
+/// The state lines about `subject` reported is over (the palace is up again).
+pub fn over(subject: Subject) {
+    lock(&SINK).over(subject);
 }
 
 /// The entry is loading in pi: when pi's stdout is a terminal (`stdout_is_terminal`, the entry's
@@ -331,7 +360,32 @@ mod tests {
     }
 
     fn say(sink: &mut Sink, out: &Outlets, level: Level, text: &str) {
-        sink.say(level, text.into(), &|l| out.stderr.borrow_mut().push(l));
+        sink.say(level, None, text.into(), &|l| out.stderr.borrow_mut().push(l));
+    }
+
+    #[test]
+    fn pi_s_ui_shows_one_line_per_subject_until_its_state_is_over_stderr_every_one() {
+        let (mut sink, out) = (Sink::default(), Outlets::default());
+        let mut about = |sink: &mut Sink, text: &str| {
+            sink.say(Level::Warning, Some("down"), text.into(), &|l| out.stderr.borrow_mut().push(l))
+        };
+        about(&mut sink, "MemPalace is down: gave up (last error: crashed (exit status: 3))");
+        about(&mut sink, "MemPalace is down: gave up (last error: crashed)");
+        assert_eq!(out.stderr.borrow().len(), 2, "stderr is a log: each line, as before");
+        sink.hold(true);
+        sink.attach(Surface::Terminal, out.notify(), &|l| out.stderr.borrow_mut().push(l));
+        about(&mut sink, "MemPalace is down: gave up (last error: crashed (exit status: 3))");
+        about(&mut sink, "MemPalace is down: gave up (last error: crashed)");
+        sink.over("down");
+        about(&mut sink, "MemPalace is down: gave up (last error: crashed)");
+        assert_eq!(
+            out.ui(),
+            [
+                (Level::Warning, "MemPalace is down: gave up (last error: crashed (exit status: 3))".to_string()),
+                (Level::Warning, "MemPalace is down: gave up (last error: crashed)".to_string()),
+            ]
+        );
+        assert_eq!(out.stderr.borrow().len(), 2);
     }
 
     #[test]

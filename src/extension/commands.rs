@@ -198,10 +198,8 @@ mod tests {
         std::fs::create_dir(&empty_path).unwrap();
         let ext = bridge_with(dir.path(), &[("PATH", empty_path.to_str().unwrap())]);
         let bridge = ext.bridge.clone().unwrap();
-        let t0 = std::time::Instant::now();
         let e = bridge.connect().await.unwrap_err();
         assert_eq!(e, crate::mcp::McpError::NotInstalled { bin: "mempalace-mcp".into() });
-        assert!(t0.elapsed() < std::time::Duration::from_millis(900), "no respawn backoff: {:?}", t0.elapsed());
         let s = bridge.client().stats();
         assert_eq!((s.spawns, s.respawns, s.down), (0, 0, true));
         assert_eq!(ext.palace_status().as_deref(), Some("MemPalace: not installed"));

@@ -21,6 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
 
+/// What the lines that say the palace can't be had are about: pi's interactive UI shows one of them
+/// until a handshake succeeds again (their wording varies with the last error).
+pub const DOWN_SUBJECT: crate::diag::Subject = "mempalace-down";
+
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {
@@ -220,15 +224,16 @@ impl McpClient {
         let mut st = self.st();
         if st.latched.is_none() {
             // Said once: what broke, and what that means for the tools and the feeding.
-            match &e {
-                McpError::NotInstalled { .. } => crate::diag!(
+            let why = match &e {
+                McpError::NotInstalled { .. } => format!(
                     "{e}: pi works without palace tools and transcripts are not fed; `/mempalace status` says how to install it or switch the bridge off"
                 ),
-                McpError::Down { .. } => crate::diag!("{e} (until then palace tools fail and transcripts are not fed)"),
-                other => crate::diag!(
+                McpError::Down { .. } => format!("{e} (until then palace tools fail and transcripts are not fed)"),
+                other => format!(
                     "MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again (until then palace tools fail and transcripts are not fed)"
                 ),
-            }
+            };
+            crate::diag::say_about(DOWN_SUBJECT, why);
             st.latched = Some(e);
         }
     }
@@ -370,6 +375,7 @@ impl McpClient {
         };
         match outcome {
             Ok(done) => {
+                crate::diag::over(DOWN_SUBJECT); // a later give-up is news again
                 let mut st = self.st();
                 st.tools = done.tools;
                 st.server_info = done.server_info;
