@@ -366,7 +366,7 @@ mod tests {
     #[test]
     fn pi_s_ui_shows_one_line_per_subject_until_its_state_is_over_stderr_every_one() {
         let (mut sink, out) = (Sink::default(), Outlets::default());
-        let mut about = |sink: &mut Sink, text: &str| {
+        let about = |sink: &mut Sink, text: &str| {
             sink.say(Level::Warning, Some("down"), text.into(), &|l| out.stderr.borrow_mut().push(l))
         };
         about(&mut sink, "MemPalace is down: gave up (last error: crashed (exit status: 3))");
