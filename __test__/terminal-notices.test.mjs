@@ -111,6 +111,34 @@ describe("what the extension says, in pi's interactive terminal and elsewhere", 
     });
   }
 
+  it("pi's /reload in the terminal: what is said while the entry loads again waits for its session_start, then goes to pi's UI", async () => {
+    const { env } = freshHome();
+    const r = await runWithFakePi(
+      `const notes = [];
+       const ui = { notify: (m, level) => notes.push([m, level]), setStatus() {}, getAllThemes: () => [] };
+       const ctx = { mode: 'tui', hasUI: true, ui };
+       for (const h of pi.handlers.get('session_start')) await h({ reason: 'startup' }, ctx);
+       // /reload: the entry runs again (same native state), then pi emits session_start (reason reload).
+       const again = fakePi();
+       again.loading = true;
+       require(${JSON.stringify(path.join(root, 'index.js'))})(again);
+       again.loading = false;
+       const reply = await again.text('think_hard', { question: 'why?' }); // says "think_hard: …" (the thinker is down)
+       await native.flushTurnLog();
+       const heldFor = notes.filter(([m]) => m.startsWith('think_hard')).length;
+       for (const h of again.handlers.get('session_start')) await h({ reason: 'reload' }, ctx);
+       const deadline = Date.now() + 10_000;
+       while (!notes.some(([m]) => m.startsWith('think_hard')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+       return { reply, heldFor, notes };`,
+      { ...env, MEMPALACE_BRIDGE: '0', VOICE_THINKER_URL: 'http://127.0.0.1:9/v1/chat/completions', NODE_OPTIONS: `--require ${ttyPreload}` },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.result.reply).toBe('(thinking failed)');
+    expect(r.result.heldFor).toBe(0); // held while the reloaded entry had no session_start yet
+    expect(r.result.notes.filter(([m]) => m.startsWith('think_hard: '))).toEqual([['think_hard: Connection refused (os error 111)', 'warning']]);
+    expect(r.stderr).not.toContain('[dotty-pi-ext]');
+  });
+
   it('without a terminal (Dotty runs pi in RPC mode on pipes) a line is on stderr at once, before any session_start', async () => {
     const { env } = freshHome();
     const r = await runWithFakePi(NO_SESSION, env);
