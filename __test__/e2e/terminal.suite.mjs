@@ -74,7 +74,7 @@ export function terminalSuite(target) {
       expect(status).toContain('spawns: 0, respawns: 0'); // nothing was started, nothing respawned
       expect(footerOf(status).footer).toBe('MemPalace: not installed');
       expect(linesWith(status, notice)).toHaveLength(2); // the notice, and the status's first line
-    });
+    }, 90_000);
 
     it('MemPalace down (a configured server that dies): `MemPalace: down (/mempalace)`, the give-up said once, also after a reconnect', async () => {
       const dies = path.join(dir, 'dies.sh');
@@ -89,7 +89,7 @@ export function terminalSuite(target) {
       expect(again).not.toContain('[dotty-pi-ext]');
       expect(linesWith(again, notice)).toHaveLength(1); // the new client's give-up is the same notice: not shown twice
       expect(footerOf(again).all).toEqual(['MemPalace: down (/mempalace)']);
-    });
+    }, 90_000);
 
     it('MemPalace up (the real 3.11.0): `MemPalace: ready · 47 tools`, only the first-run notice, no raw line', async () => {
       const { HOME: _h, PI_CODING_AGENT_DIR: _a, ...palaceEnv } = stdioEnv(dir);
@@ -97,6 +97,6 @@ export function terminalSuite(target) {
       const screen = await pi.waitForScreen((s) => footerOf(s).footer === 'MemPalace: ready · 47 tools' && s.includes(BRAIN_NOTICE), { what: 'the ready state and the brain.db notice', ms: 90_000 });
       expectClean(screen, 'MemPalace: ready · 47 tools', home);
       expect(linesWith(screen, 'Warning:').filter((l) => /MemPalace|mempalace/.test(l))).toEqual([]);
-    });
+    }, 120_000);
   });
 }
