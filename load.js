@@ -91,6 +91,41 @@ exports.hasMessages = function hasMessages(ctx) {
   return !!ctx?.sessionManager?.getEntries?.()?.some((e) => e.type === 'message');
 };
 
+let releaseOnExit = false;
+
+/**
+ * Where what the core says goes (src/diag.rs decides; this only hands it pi's facts). From the
+ * entry's load, while pi's stdout is a terminal, it waits; `start(ctx, after)` at `session_start`
+ * tells the core what pi's context says of its UI: in the interactive terminal each line goes once
+ * to `ctx.ui.notify` (then `after()` runs: the footer is brought up to date), anywhere else to
+ * stderr as before. `stop(reason)` at `session_shutdown`: on quit pi's terminal UI is gone, so
+ * stderr again. Lines still waiting when the process exits are written to stderr then.
+ */
+exports.notices = function notices(native) {
+  native.holdNotices(!!process.stdout.isTTY);
+  if (!releaseOnExit) {
+    releaseOnExit = true;
+    process.once('exit', () => native.releaseNotices());
+  }
+  return {
+    start(ctx, after = () => {}) {
+      const ui = ctx?.ui;
+      const facts = { mode: typeof ctx?.mode === 'string' ? ctx.mode : undefined, hasUi: !!ctx?.hasUI, themes: themes(ui) };
+      native.speakThrough(facts, (level, text) => {
+        try { ui.notify(text, level); after(); } catch { /* a UI that is gone */ }
+      });
+    },
+    stop(reason) {
+      if ((reason ?? 'quit') === 'quit') native.noticesToStderr();
+    },
+  };
+};
+
+/** How many themes pi's UI lists (none in RPC mode, whose UI has no terminal). */
+function themes(ui) {
+  try { return ui?.getAllThemes?.()?.length ?? 0; } catch { return 0; }
+}
+
 /**
  * The core's footer status in pi's footer: `show(ctx)` puts it there when it changed (in RPC mode a
  * fire-and-forget extension_ui_request that nothing waits on). The last ctx seen is kept for calls

@@ -118,6 +118,13 @@ export declare function flushTurnLog(): Promise<void>
 export declare function footerStatus(): StatusDescriptor
 
 /**
+ * Called by the entry first, while pi loads it: when pi's stdout is a terminal
+ * (`process.stdout.isTTY`), pi may draw its interactive UI there, so what the core says waits for
+ * `speakThrough` (held, bounded) instead of going to stderr.
+ */
+export declare function holdNotices(stdoutIsTerminal: boolean): void
+
+/**
  * Builds the native state if this process has none yet (one per process, reused by `/reload`),
  * opens brain.db and starts the MemPalace handshake in the background. Never blocks.
  */
@@ -168,6 +175,9 @@ export interface NativeStats {
  */
 export declare function noop(): Promise<void>
 
+/** What the core says goes to stderr again (pi's terminal UI stopped: `session_shutdown` on quit). */
+export declare function noticesToStderr(): void
+
 /**
  * `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the
  * palace again (a new server and respawn budget) and says how that went; anything else answers
@@ -215,6 +225,9 @@ export interface PiToolsView {
   active: Array<string>
 }
 
+/** The process is exiting (`process.on('exit')`): lines still held are written to stderr now. */
+export declare function releaseNotices(): void
+
 /** Runs the command `name` (one of `commands()`) with the text typed after it. */
 export declare function runCommand(name: string, args: string): Promise<CommandOutcome>
 
@@ -229,6 +242,14 @@ export declare function sessionShutdown(reason: string): Promise<void>
  * messages yet (a thread continued at startup is a resume).
  */
 export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null): void
+
+/**
+ * pi's `session_start`: where what the core says goes from now on. In pi's interactive terminal
+ * UI each line goes once to `notify(level, text)` (`level`: `info` or `warning`); elsewhere to
+ * stderr, as before. The lines held since `holdNotices` go there first. Returns whether it is the
+ * terminal UI.
+ */
+export declare function speakThrough(facts: UiFacts, notify: (level: 'info' | 'warning', text: string) => void): boolean
 
 /** Counters of the process-wide state. */
 export declare function stats(): NativeStats
@@ -265,4 +286,14 @@ export interface ToolReply {
   text: string
   /** pi content blocks (`{type: "text", text}` or `{type: "image", data, mimeType}`). */
   content: Array<any>
+}
+
+/**
+ * What pi's `session_start` context says of its UI: `mode` (pi >= 1.x), `hasUI`, and how many
+ * themes `ctx.ui.getAllThemes()` lists.
+ */
+export interface UiFacts {
+  mode?: string
+  hasUi: boolean
+  themes: number
 }

@@ -28,7 +28,8 @@ describe('registration', () => {
       expect(t.description.length).toBeGreaterThan(20);
       expect(Array.isArray(t.promptGuidelines)).toBe(true);
     }
-    expect([...ext.handlers.keys()].sort()).toEqual(['agent_end', 'session_shutdown']);
+    // session_start: where what the voice half says goes (pi's UI in its interactive terminal, else stderr).
+    expect([...ext.handlers.keys()].sort()).toEqual(['agent_end', 'session_shutdown', 'session_start']);
     expect(ext.tools.has('set_led')).toBe(false);
   });
 

@@ -39,10 +39,10 @@ describe('MEMPALACE_TOOLS with the real MemPalace', () => {
     expect(lines).toEqual([expect.stringMatching(/MEMPALACE_TOOLS entry "mempalace_nope" matches none of the palace's 47 tools/)]);
     // The footer: connecting at session_start, then connected with what pi is offered.
     expect(r.result.statuses[0]).toEqual(['mempalace', 'MemPalace: connecting…']);
-    expect(r.result.statuses.at(-1)).toEqual(['mempalace', 'MemPalace: 3 of 47 tools']);
+    expect(r.result.statuses.at(-1)).toEqual(['mempalace', 'MemPalace: ready · 3 of 47 tools']);
     const [status, bogus] = r.result.notes;
     expect(status[0].split('\n')).toEqual([
-      'MemPalace: 3 of 47 tools',
+      'MemPalace: ready · 3 of 47 tools',
       expect.stringMatching(/^transport: stdio bash .*start-stdio\.sh$/),
       'tools: 3 offered to pi of 47 known (MEMPALACE_TOOLS=mempalace_diary_*,mempalace_search,mempalace_nope)',
       'spawns: 1, respawns: 0, calls: 2, timeouts: 0', // the wake-up's mempalace_status and diary_read

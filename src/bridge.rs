@@ -90,6 +90,37 @@ impl std::fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
+/// The palace's state as `/mempalace status` says it (its first line) and pi's footer shows it
+/// (`extension::commands` makes that short).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PalaceState {
+    /// No handshake done yet, or a respawn under way.
+    Connecting,
+    /// Connected: `offered` of the `known` tools are pi's (`MEMPALACE_TOOLS`).
+    Ready { offered: usize, known: usize },
+    /// The palace can't be had, and why.
+    Down(Unavailable),
+    /// `bin` (the default server command) is not on PATH and nothing else is configured.
+    NotInstalled { bin: String },
+    /// The bridge was shut down (pi quit).
+    Stopped,
+}
+
+impl std::fmt::Display for PalaceState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PalaceState::Connecting => f.write_str("MemPalace: connecting…"),
+            PalaceState::Ready { offered, known } if offered == known => {
+                write!(f, "MemPalace: ready · {offered} tools")
+            }
+            PalaceState::Ready { offered, known } => write!(f, "MemPalace: ready · {offered} of {known} tools"),
+            PalaceState::Down(why) => write!(f, "MemPalace is down: {}", why.without_down_subject()),
+            PalaceState::NotInstalled { bin } => write!(f, "MemPalace: not installed (`{bin}` is not on PATH)"),
+            PalaceState::Stopped => f.write_str("MemPalace: stopped"),
+        }
+    }
+}
+
 /// The MCP client in use, and the last handshake's error: whether the palace can be had as far
 /// as the bridge knows.
 struct CurrentClient {
@@ -395,27 +426,22 @@ impl Bridge {
                 // One line for pi's stderr: the client already said it if it latched down,
                 // and a shutdown on purpose (pi exiting) is no news.
                 if !matches!(e, McpError::Closed) && !client.stats().down {
-                    crate::diag!("mempalace: palace unavailable ({e}); pi continues without palace tools, and transcripts are not fed until it connects");
+                    crate::diag::say_about(crate::mcp::client::DOWN_SUBJECT, format!("mempalace: palace unavailable ({e}); pi continues without palace tools, and transcripts are not fed until it connects"));
                 }
                 Err(e)
             }
         }
     }
 
-    /// The palace's state in a few words, for pi's footer (`ctx.ui.setStatus`): connecting,
-    /// connected with the tools pi is offered, or down and why.
-    pub fn status_line(&self) -> String {
-        let offered = self.offered_tools().len();
-        let known = self.known_tools().len();
-        let tools = if offered == known { format!("{offered} tools") } else { format!("{offered} of {known} tools") };
+    /// The palace's state now: connecting, ready with the tools pi is offered, down and why, not
+    /// installed, or stopped.
+    pub fn state(&self) -> PalaceState {
         match (self.current.unavailable(), self.client().stats().connected) {
-            // A give-up says "MemPalace is down: …" itself: not twice in a short footer.
-            (Some(why), _) => {
-                format!("MemPalace down: {}", crate::text::first_chars(&why.without_down_subject(), 120))
-            }
-            (None, true) => format!("MemPalace: {tools}"),
-            (None, false) if self.shut_down.load(Ordering::SeqCst) => "MemPalace: stopped".into(),
-            (None, false) => "MemPalace: connecting…".into(),
+            (Some(Unavailable::Handshake(McpError::NotInstalled { bin })), _) => PalaceState::NotInstalled { bin },
+            (Some(why), _) => PalaceState::Down(why),
+            (None, true) => PalaceState::Ready { offered: self.offered_tools().len(), known: self.known_tools().len() },
+            (None, false) if self.shut_down.load(Ordering::SeqCst) => PalaceState::Stopped,
+            (None, false) => PalaceState::Connecting,
         }
     }
 
@@ -424,7 +450,7 @@ impl Bridge {
         let s = self.client().stats();
         let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), ToString::to_string);
         [
-            self.status_line(),
+            self.state().to_string(),
             format!(
                 "transport: {} {}",
                 if self.mcp_cfg.remote_url.is_some() { "HTTP" } else { "stdio" },

@@ -87,6 +87,7 @@ impl From<McpError> for Error {
             McpError::Crashed(_)
             | McpError::Down { .. }
             | McpError::Spawn(_)
+            | McpError::NotInstalled { .. }
             | McpError::Unauthorized
             | McpError::Forbidden
             | McpError::Redirect { .. }

@@ -57,7 +57,7 @@ export function toolsBudgetSuite(target) {
   async function firstRequest(p, { palace = true } = {}) {
     await ready(p, 60_000);
     // The palace tools are registered from the cache at load; the footer says when the palace is up.
-    if (palace) await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
+    if (palace) await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: ready · \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
     const from = hooks.mock.requests.length;
     hooks.mock.enqueue({ text: 'ok' });
     const turn = await p.prompt('hello', { ms: 60_000 });
@@ -71,7 +71,7 @@ export function toolsBudgetSuite(target) {
     it('a first start primes the tool cache; the footer goes from connecting to 47 tools; /mempalace status answers', async () => {
       pi = await start();
       await ready(pi, 60_000);
-      await pi.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && e.statusText === 'MemPalace: 47 tools', { what: 'the connected status', ms: 60_000 });
+      await pi.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && e.statusText === 'MemPalace: ready · 47 tools', { what: 'the connected status', ms: 60_000 });
       expect(statuses(pi)).toContain('MemPalace: connecting…');
       expect(JSON.parse(fs.readFileSync(cacheFile, 'utf8')).tools).toHaveLength(47);
       // The command's answer is a notify (fire-and-forget too); the prompt is answered without a turn.
@@ -79,7 +79,7 @@ export function toolsBudgetSuite(target) {
       const res = await pi.send({ type: 'prompt', message: '/mempalace status' });
       expect(res.success).toBe(true);
       const note = await pi.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'notify' && /transport: stdio/.test(e.message), { from, what: 'the status notify' });
-      expect(note.message).toMatch(/^MemPalace: 47 tools\ntransport: stdio .*\ntools: 47 offered to pi of 47 known \(MEMPALACE_TOOLS=all\)\nspawns: 1, respawns: 0/);
+      expect(note.message).toMatch(/^MemPalace: ready · 47 tools\ntransport: stdio .*\ntools: 47 offered to pi of 47 known \(MEMPALACE_TOOLS=all\)\nspawns: 1, respawns: 0/);
       expect(note.message.split('\n').at(-1)).toBe(exposure
         ? "exposure: codemode through pi's `codemode` tool, 0 of 47 tools direct (MEMPALACE_EXPOSURE=unset, MEMPALACE_DIRECT_TOOLS=none)"
         : 'exposure: direct, 47 of 47 tools direct (MEMPALACE_EXPOSURE=unset, MEMPALACE_DIRECT_TOOLS=none)');
@@ -167,7 +167,7 @@ export function toolsBudgetSuite(target) {
       expect(toolsOf(body)).toEqual(['mempalace_diary_read', 'mempalace_diary_write', 'mempalace_search']);
       figures.small = measure(body);
       expect(hasWakeup(body)).toBe(true);
-      expect(statuses(pi).at(-1)).toBe('MemPalace: 3 of 47 tools');
+      expect(statuses(pi).at(-1)).toBe('MemPalace: ready · 3 of 47 tools');
       expect(figures.small.bytes).toBeLessThan(figures.all.bytes / 5);
       expect(await pi.close()).toMatchObject({ code: 0 });
     });

@@ -196,7 +196,7 @@ impl Brain {
             match std::fs::hard_link(&tmp, &self.path) {
                 Ok(()) => {
                     self.stats.files_created.fetch_add(1, Ordering::Relaxed);
-                    crate::diag!("created a new brain.db at {} (none existed)", self.path.display());
+                    crate::diag_info!("created a new brain.db at {} (none existed)", self.path.display());
                     Ok(())
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),

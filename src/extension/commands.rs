@@ -2,6 +2,7 @@
 //! data that the entry hands to pi as they are (`load.js`), and the operator's `feed`.
 
 use super::Extension;
+use crate::bridge::PalaceState;
 
 /// A command as pi registers it (`pi.registerCommand`), minus its handler: pi's handler runs
 /// [`Extension::run_command`] and does what its [`CommandReply`] says.
@@ -29,6 +30,32 @@ pub enum CommandReply {
     /// Shown to the user (`ctx.ui.notify`, level info) once the palace tools and the footer are
     /// brought up to date: the palace may have come back.
     Notice(String),
+}
+
+/// The longest footer text: pi's footer shares one line with the other extensions' statuses.
+pub const FOOTER_MAX: usize = 40;
+
+/// The footer's short form of `state`; `/mempalace` has the rest.
+fn footer_text(state: &PalaceState) -> String {
+    let text = match state {
+        PalaceState::Down(_) => "MemPalace: down (/mempalace)".to_string(),
+        PalaceState::NotInstalled { .. } => "MemPalace: not installed".to_string(),
+        other => other.to_string(),
+    };
+    crate::text::first_chars(&text, FOOTER_MAX).to_string()
+}
+
+/// `/mempalace status` for a palace that is not installed says, after its first line, how to
+/// install it, point the bridge at another server, or switch the bridge off.
+fn with_install_help(report: String, state: &PalaceState) -> String {
+    let PalaceState::NotInstalled { bin } = state else { return report };
+    let (first, rest) = report.split_once('\n').unwrap_or((&report, ""));
+    let help = format!(
+        "to install it: `pipx install mempalace==3.11.0` (or `pip install mempalace==3.11.0`) so that `{bin}` is on PATH, then `/mempalace reconnect`\n\
+         to use another server: MEMPALACE_MCP_BIN (a command) or MEMPALACE_REMOTE_URL (a palace over HTTP)\n\
+         to switch the bridge off: MEMPALACE_BRIDGE=0"
+    );
+    format!("{first}\n{help}\n{rest}").trim_end().to_string()
 }
 
 /// The palace's entry in pi's footer (`ctx.ui.setStatus(key, text)`); no text clears it.
@@ -65,7 +92,10 @@ impl Extension {
                 Ok(tools) => format!("MemPalace connected: {} tools", tools.len()),
                 Err(e) => format!("MemPalace is still unavailable: {e}"),
             },
-            "status" | "" => format!("{}\n{}", bridge.status_report(), bridge.exposure_report()),
+            "status" | "" => {
+                format!("{}
+{}", with_install_help(bridge.status_report(), &bridge.state()), bridge.exposure_report())
+            }
             _ => "usage: /mempalace status (the palace's state) | /mempalace reconnect (start the palace again after it went down)".into(),
         }
     }
@@ -77,9 +107,10 @@ impl Extension {
         format!("the MemPalace bridge is off ({why})")
     }
 
-    /// The palace's state in a few words for pi's footer (None when the bridge is off).
+    /// The palace's state in a few words for pi's footer (None when the bridge is off): at most
+    /// [`FOOTER_MAX`] characters, so that no terminal cuts it; the reason is `/mempalace status`'s.
     pub fn palace_status(&self) -> Option<String> {
-        self.bridge.as_ref().map(|b| b.status_line())
+        self.bridge.as_ref().map(|b| footer_text(&b.state()))
     }
 
     /// The footer entry that shows [`Extension::palace_status`].
@@ -114,6 +145,98 @@ mod tests {
         assert_eq!(ext.run_command("mempalace-diary", "x").await, None);
         assert_eq!(ext.run_command("nope", "").await, None);
         assert_eq!(ext.footer_status(), FooterStatus { key: "mempalace", text: None });
+    }
+
+    /// A bridge configured by `vars` (its agent dir a temp folder: the tool cache lives there).
+    fn bridge_with(dir: &std::path::Path, vars: &[(&str, &str)]) -> Extension {
+        let agent = dir.display().to_string();
+        let mut map: std::collections::HashMap<String, String> =
+            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        map.insert("PI_CODING_AGENT_DIR".into(), agent);
+        let get = move |k: &str| map.get(k).cloned();
+        let (pal, _) = crate::palace::PalaceConfig::from_lookup(&get);
+        let (mcp, _) = crate::mcp::McpConfig::from_lookup(&get);
+        Extension::new(None, crate::bridge::Bridge::from_config(pal, mcp), None)
+    }
+
+    #[test]
+    fn every_footer_state_is_short_and_the_reason_stays_in_the_status() {
+        use crate::bridge::Unavailable;
+        use crate::mcp::McpError;
+        let long = McpError::Down {
+            respawns: 2,
+            last: Some(Box::new(McpError::Spawn(format!(
+                "`{}`: No such file or directory (os error 2)",
+                "x".repeat(200)
+            )))),
+        };
+        let states = [
+            (PalaceState::Connecting, "MemPalace: connecting…"),
+            (PalaceState::Ready { offered: 47, known: 47 }, "MemPalace: ready · 47 tools"),
+            (PalaceState::Ready { offered: 3, known: 47 }, "MemPalace: ready · 3 of 47 tools"),
+            (PalaceState::Ready { offered: 511, known: 512 }, "MemPalace: ready · 511 of 512 tools"),
+            (PalaceState::Down(Unavailable::Handshake(long.clone())), "MemPalace: down (/mempalace)"),
+            (PalaceState::Down(Unavailable::GaveUp), "MemPalace: down (/mempalace)"),
+            (PalaceState::NotInstalled { bin: "mempalace-mcp".into() }, "MemPalace: not installed"),
+            (PalaceState::Stopped, "MemPalace: stopped"),
+        ];
+        for (state, footer) in states {
+            assert_eq!(footer_text(&state), footer);
+            assert!(footer.chars().count() <= FOOTER_MAX, "{footer}");
+        }
+        // The long form (the status's first line) keeps the whole reason.
+        let down = PalaceState::Down(Unavailable::Handshake(long)).to_string();
+        assert!(
+            down.starts_with("MemPalace is down: gave up after 2 respawns (last error: cannot start MemPalace: `xxx"),
+            "{down}"
+        );
+        assert!(down.ends_with("`/mempalace reconnect` or a restart of pi tries again"), "{down}");
+    }
+
+    /// Nothing on PATH, nothing configured: not installed at once, no start and no respawn; the
+    /// footer says so and the status says how to install it or switch the bridge off.
+    #[tokio::test]
+    async fn a_palace_that_is_not_installed_is_a_state_with_no_respawns_and_install_help() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty_path = dir.path().join("bin");
+        std::fs::create_dir(&empty_path).unwrap();
+        let ext = bridge_with(dir.path(), &[("PATH", empty_path.to_str().unwrap())]);
+        let bridge = ext.bridge.clone().unwrap();
+        let e = bridge.connect().await.unwrap_err();
+        assert_eq!(e, crate::mcp::McpError::NotInstalled { bin: "mempalace-mcp".into() });
+        let s = bridge.client().stats();
+        assert_eq!((s.spawns, s.respawns, s.down), (0, 0, true));
+        assert_eq!(ext.palace_status().as_deref(), Some("MemPalace: not installed"));
+        let status = ext.palace_command("status").await;
+        let lines: Vec<&str> = status.lines().collect();
+        assert_eq!(lines[0], "MemPalace: not installed (`mempalace-mcp` is not on PATH)");
+        assert!(lines[1].starts_with("to install it: `pipx install mempalace==3.11.0`"), "{status}");
+        assert!(lines[3] == "to switch the bridge off: MEMPALACE_BRIDGE=0", "{status}");
+        assert!(lines[4].starts_with("transport: stdio mempalace-mcp"), "{status}");
+        // A later call fails at once with the same reason, still without a start.
+        let call = bridge.call("mempalace_status", serde_json::json!({}), None).await.unwrap_err();
+        assert!(call.to_string().contains("not installed"), "{call}");
+        assert_eq!(bridge.client().stats().spawns, 0);
+    }
+
+    /// The same missing command is not "not installed" when the user named it, or when the palace
+    /// is remote: a configured server that fails is down (after its respawns), as before.
+    #[tokio::test]
+    async fn a_configured_command_that_is_missing_is_down_not_uninstalled() {
+        let dir = tempfile::tempdir().unwrap();
+        let ext = bridge_with(
+            dir.path(),
+            &[
+                ("PATH", "/nonexistent"),
+                ("MEMPALACE_MCP_BIN", "mempalace-mcp"),
+                ("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", "1"),
+            ],
+        );
+        let bridge = ext.bridge.clone().unwrap();
+        let e = bridge.connect().await.unwrap_err();
+        assert!(matches!(e, crate::mcp::McpError::Down { respawns: 2, .. }), "{e}");
+        assert_eq!(ext.palace_status().as_deref(), Some("MemPalace: down (/mempalace)"));
+        assert!(ext.palace_command("status").await.starts_with("MemPalace is down: gave up after 2 respawns"));
     }
 
     #[tokio::test]

@@ -30,8 +30,12 @@ pub(crate) struct Spawned {
 }
 
 /// Starts the child in a process group of its own. It inherits our environment minus
-/// [`SECRET_ENV`].
+/// [`SECRET_ENV`]. The default command missing from `PATH` is [`McpError::NotInstalled`], not a
+/// failed start: nothing is spawned.
 pub fn spawn(cfg: &McpConfig) -> Result<Spawned, McpError> {
+    if cfg.not_installed() {
+        return Err(McpError::NotInstalled { bin: cfg.bin.clone() });
+    }
     let mut cmd = Command::new(&cfg.bin);
     cmd.args(&cfg.args).envs(cfg.child_env.iter().map(|(k, v)| (k, v)));
     for k in SECRET_ENV {
@@ -81,7 +85,7 @@ impl StderrTail {
                 Ok(Line::Ok) => {
                     let line = String::from_utf8_lossy(&buf);
                     if debug {
-                        crate::diag!("mempalace: {line}");
+                        crate::diag_info!("mempalace: {line}");
                     }
                     if !line.trim().is_empty() {
                         let mut t = lock(&self.lines);

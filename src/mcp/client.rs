@@ -21,6 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
 
+/// What the lines that say the palace can't be had are about: pi's interactive UI shows one of them
+/// until a handshake succeeds again (their wording varies with the last error).
+pub const DOWN_SUBJECT: crate::diag::Subject = "mempalace-down";
+
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {
@@ -228,10 +232,15 @@ impl McpClient {
         if st.latched.is_none() {
             // Said once: what broke, and what that means for the tools and the feeding.
             let why = match &e {
-                McpError::Down { .. } => e.to_string(),
-                other => format!("MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again"),
+                McpError::NotInstalled { .. } => format!(
+                    "{e}: pi works without palace tools and transcripts are not fed; `/mempalace status` says how to install it or switch the bridge off"
+                ),
+                McpError::Down { .. } => format!("{e} (until then palace tools fail and transcripts are not fed)"),
+                other => format!(
+                    "MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again (until then palace tools fail and transcripts are not fed)"
+                ),
             };
-            crate::diag!("{why} (until then palace tools fail and transcripts are not fed)");
+            crate::diag::say_about(DOWN_SUBJECT, why);
             st.latched = Some(e);
         }
     }
@@ -342,13 +351,16 @@ impl McpClient {
     /// debugging: a palace that can't be had at all costs pi one stderr line (the latch, or the
     /// bridge's fail-soft line).
     async fn attempt(&self) -> Result<Arc<Conn>, McpError> {
-        self.spawns.fetch_add(1, Ordering::Relaxed);
         let conn = match Conn::open(&self.cfg, &self.http) {
             Ok(c) => {
+                self.spawns.fetch_add(1, Ordering::Relaxed);
                 self.warn_plain_http();
                 Arc::new(c)
             }
+            // Nothing was started: no spawn to count.
+            Err(e @ McpError::NotInstalled { .. }) => return Err(e),
             Err(e) => {
+                self.spawns.fetch_add(1, Ordering::Relaxed);
                 if self.cfg.debug && !e.is_fatal() {
                     crate::diag!("MemPalace did not start: {e}");
                 }
@@ -370,6 +382,7 @@ impl McpClient {
         };
         match outcome {
             Ok(done) => {
+                crate::diag::over(DOWN_SUBJECT); // a later give-up is news again
                 let mut st = self.st();
                 st.tools = done.tools;
                 st.server_info = done.server_info;

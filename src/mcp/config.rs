@@ -10,6 +10,11 @@ use std::time::Duration;
 pub struct McpConfig {
     /// `MEMPALACE_MCP_BIN`, default `mempalace-mcp`: the stdio server command.
     pub bin: String,
+    /// `MEMPALACE_MCP_BIN` is set: `bin` is the user's choice, not the default. A default that is
+    /// not on [`McpConfig::search_path`] means MemPalace is not installed ([`McpError::NotInstalled`](super::McpError::NotInstalled)).
+    pub bin_set: bool,
+    /// `PATH` as seen at load: where the default `bin` is looked for.
+    pub search_path: Option<String>,
     /// `MEMPALACE_MCP_ARGS`, split on whitespace.
     pub args: Vec<String>,
     /// Extra environment for the stdio child on top of the inherited one (tests use it; the
@@ -46,6 +51,7 @@ impl std::fmt::Debug for McpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpConfig")
             .field("bin", &self.bin)
+            .field("bin_set", &self.bin_set)
             .field("args", &self.args)
             .field("child_env", &self.child_env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
             .field("remote_url", &self.remote_url)
@@ -117,6 +123,8 @@ impl McpConfig {
         }
         McpConfig {
             bin: r.text_or_default("MEMPALACE_MCP_BIN"),
+            bin_set: r.is_set("MEMPALACE_MCP_BIN"),
+            search_path: r.process("PATH"),
             args: r.words("MEMPALACE_MCP_ARGS"),
             child_env: Vec::new(),
             remote_url,
@@ -130,6 +138,22 @@ impl McpConfig {
             debug: r.flag("MEMPALACE_EXT_DEBUG"),
             max_message_bytes,
         }
+    }
+
+    /// Whether MemPalace's server is missing: the default command, not set by the user, not on
+    /// `PATH`, and no remote palace (pi's own MCP entries were looked at before: one that runs
+    /// MemPalace switches the bridge off, one that shares the HTTP palace sets the URL).
+    pub fn not_installed(&self) -> bool {
+        self.remote_url.is_none()
+            && !self.bin_set
+            && self.bin == crate::env::default_text("MEMPALACE_MCP_BIN")
+            && crate::palace::process::resolve_bin(&self.bin, self.child_path().or(self.search_path.as_deref()))
+                .is_none()
+    }
+
+    /// The `PATH` given to the child on top of the inherited environment, if any.
+    fn child_path(&self) -> Option<&str> {
+        self.child_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str())
     }
 
     /// The backoff before respawn attempt `n` (0-based): `respawn_backoff · 2ⁿ`, capped.
@@ -175,6 +199,26 @@ mod tests {
         assert_eq!(c.respawn_backoff, Duration::from_millis(1000));
         assert!(!c.debug);
         assert_eq!(c.max_message_bytes, 4 * 1024 * 1024);
+    }
+
+    #[test]
+    fn not_installed_is_the_default_command_missing_from_path_with_nothing_else_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("mempalace-mcp");
+        let path = dir.path().display().to_string();
+        let missing = cfg(&[("PATH", &path)]).0;
+        assert!(missing.not_installed());
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        assert!(missing.not_installed(), "a file that is not executable is no command");
+        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        assert!(!missing.not_installed(), "on PATH");
+        let elsewhere = cfg(&[("PATH", "/nonexistent")]).0;
+        assert!(elsewhere.not_installed());
+        assert!(!cfg(&[("PATH", "/nonexistent"), ("MEMPALACE_MCP_BIN", "mempalace-mcp")]).0.not_installed());
+        assert!(!cfg(&[("PATH", "/nonexistent"), ("MEMPALACE_REMOTE_URL", "http://h:1/mcp")]).0.not_installed());
+        // The child's own PATH (tests) is where it would be looked up.
+        let child = McpConfig { child_env: vec![("PATH".into(), path)], ..elsewhere };
+        assert!(!child.not_installed());
     }
 
     #[test]

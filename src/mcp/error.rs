@@ -20,6 +20,9 @@ pub enum McpError {
     Down { respawns: u32, last: Option<Box<McpError>> },
     /// The server could not be started at all (command missing, not executable...).
     Spawn(String),
+    /// MemPalace's server is not installed: the default command (`bin`, `mempalace-mcp`) is not on
+    /// `PATH`, and nothing configured names another server. No respawn can help: latched at once.
+    NotInstalled { bin: String },
     /// HTTP 401: not retried.
     Unauthorized,
     /// HTTP 403: not retried.
@@ -70,7 +73,14 @@ impl McpError {
 
     /// Errors that no respawn can fix: they are latched instead of retried.
     pub(crate) fn is_fatal(&self) -> bool {
-        matches!(self, McpError::Unauthorized | McpError::Forbidden | McpError::Config(_) | McpError::Closed)
+        matches!(
+            self,
+            McpError::Unauthorized
+                | McpError::Forbidden
+                | McpError::Config(_)
+                | McpError::Closed
+                | McpError::NotInstalled { .. }
+        )
     }
 }
 
@@ -85,6 +95,7 @@ impl fmt::Display for McpError {
                 write!(f, "MemPalace is down: {}", GaveUp { respawns: *respawns, last: last.as_deref() })
             }
             McpError::Spawn(d) => write!(f, "cannot start MemPalace: {d}"),
+            McpError::NotInstalled { bin } => write!(f, "MemPalace is not installed (`{bin}` is not on PATH)"),
             McpError::Unauthorized => f.write_str("unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong"),
             McpError::Forbidden => f.write_str(
                 "forbidden (HTTP 403): the server rejected this Host/Origin; check the host in MEMPALACE_REMOTE_URL against the server's allowed hosts",
