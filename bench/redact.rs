@@ -321,7 +321,7 @@ fn main() {
         .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/mempalace-test"));
     let cli = mp.join("venv/bin/mempalace");
     if mine_mb == 0 || !cli.exists() {
-        println!("\n(mine not measured: MemPalace is not installed under {})", mp.display());
+        println!("\n(mine not measured: --mine-mb 0, or MemPalace is not installed under {})", mp.display());
         return;
     }
     let part = std::env::temp_dir().join("dotty-redact-bench").join("mine-part");

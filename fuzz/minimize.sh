@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")"
 bins=${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/release
-[ $# -gt 0 ] || set -- jsonrpc tools sse fts_phrase session_jsonl turn_text songs text
+[ $# -gt 0 ] || set -- jsonrpc tools sse fts_phrase session_jsonl turn_text songs text redact
 for t in "$@"; do
   new=$(mktemp -d)
   cp corpus/"$t"/seed-* "$new"/ 2>/dev/null || true

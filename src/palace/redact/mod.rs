@@ -137,6 +137,9 @@ impl Exact {
 struct Run<'a> {
     extra: Option<&'a Exact>,
     learned: Option<Vec<(Vec<u8>, Arc<str>)>>,
+    /// The second pass over a file: the rules already ran on every string and found nothing
+    /// more, so a string is looked at again only where a learned value is in it (then fully).
+    learned_only: bool,
 }
 
 /// The rule set of the three layers.
@@ -203,6 +206,9 @@ impl Redactor {
     }
 
     fn redact_run(&self, bytes: &[u8], counts: &mut Counts, run: &mut Run<'_>) -> Option<Vec<u8>> {
+        if run.learned_only && !run.extra.is_some_and(|e| e.ac.is_match(bytes)) {
+            return None;
+        }
         let mut current: Option<Vec<u8>> = None;
         let mut scratch = Vec::new();
         for _ in 0..MAX_ROUNDS {
@@ -238,9 +244,13 @@ impl Redactor {
     /// set in any of its strings once decoded: no keyword, no exact value, no escape that could
     /// hide one (`\u`, `\/`), no ungated rule. Sound because no keyword or exact value holds a
     /// character JSON writers escape (checked at build, and by a test for the keywords).
-    fn raw_line_is_clean(&self, raw: &[u8], extra: Option<&Exact>) -> bool {
+    fn raw_line_is_clean(&self, raw: &[u8], run: &Run<'_>) -> bool {
         let exact_hit = |e: Option<&Exact>| e.is_some_and(|e| e.escaped || e.ac.is_match(raw));
-        if self.rules.any_triggered(raw) || exact_hit(self.exact.as_ref()) || exact_hit(extra) {
+        if run.learned_only {
+            if exact_hit(run.extra) {
+                return false;
+            }
+        } else if self.rules.any_triggered(raw) || exact_hit(self.exact.as_ref()) || exact_hit(run.extra) {
             return false;
         }
         !raw.windows(2).any(|w| w[0] == b'\\' && (w[1] == b'u' || w[1] == b'/'))
@@ -268,14 +278,14 @@ impl Redactor {
     /// `.env` a tool printed holds is redacted too where the model repeats it bare, without the
     /// `TOKEN=` that made it recognisable (a second pass matches the values found exactly).
     pub fn redact_jsonl(&self, input: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
-        let mut run = Run { extra: None, learned: Some(Vec::new()) };
+        let mut run = Run { extra: None, learned: Some(Vec::new()), learned_only: false };
         let first = self.jsonl_pass(input, counts, &mut run);
         let learned = run.learned.take().unwrap_or_default();
         if learned.is_empty() {
             return first;
         }
         let extra = Exact::build(learned, &mut Vec::new());
-        let mut again = Run { extra: extra.as_ref(), learned: None };
+        let mut again = Run { extra: extra.as_ref(), learned: None, learned_only: true };
         let base = first.as_deref().unwrap_or(input);
         self.jsonl_pass(base, counts, &mut again).or(first)
     }
@@ -308,7 +318,7 @@ impl Redactor {
     }
 
     fn line_run(&self, body: &[u8], counts: &mut Counts, run: &mut Run<'_>) -> Option<Vec<u8>> {
-        if self.raw_line_is_clean(body, run.extra) {
+        if self.raw_line_is_clean(body, run) {
             return None;
         }
         match serde_json::from_slice::<serde_json::Value>(body) {
@@ -342,9 +352,10 @@ impl Redactor {
                 for (_, x) in map.iter_mut() {
                     changed |= self.redact_value(x, counts, run);
                 }
-                let extra = run.extra;
+                let (extra, learned_only) = (run.extra, run.learned_only);
                 let key_hit = |k: &String| {
-                    self.redact_str_run(k, &mut Counts::new(), &mut Run { extra, learned: None }).is_some()
+                    let mut probe = Run { extra, learned: None, learned_only };
+                    self.redact_str_run(k, &mut Counts::new(), &mut probe).is_some()
                 };
                 if map.keys().any(key_hit) {
                     let old = std::mem::take(map);
