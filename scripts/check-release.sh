@@ -46,6 +46,7 @@ t0=$(date +%s%N)
 install_into "$work/x64" "$main_tgz" "$DIST/dotty-pi-ext-linux-x64-gnu-$version.tgz"
 pkg="$work/x64/node_modules/dotty-pi-ext"
 [ -f "$work/x64/node_modules/dotty-pi-ext-linux-x64-gnu/dotty-pi-ext.linux-x64-gnu.node" ] || fail "x64 platform package not installed"
+[ -f "$work/x64/node_modules/dotty-pi-ext-linux-x64-gnu/LICENSE-gitleaks" ] || fail "the x64 platform package lacks LICENSE-gitleaks (the rules its binary embeds)"
 [ ! -e "$work/x64/node_modules/dotty-pi-ext-linux-arm64-gnu" ] || fail "the arm64 package got installed on x64"
 ls "$pkg"/*.node >/dev/null 2>&1 && fail "the main package carries a .node file"
 (cd "$work/x64" && SMOKE_PACKAGE_DIR="$pkg" node "$ROOT/__test__/arm64/smoke.cjs" >"$work/x64/smoke.log" 2>&1) \
