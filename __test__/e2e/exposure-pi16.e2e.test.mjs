@@ -37,7 +37,7 @@ const start = (env = {}, args = []) => startPi({ target: '1.6.0', modelBaseUrl: 
 /** Waits for the footer to say the palace is up (its tools registered from the server's list). */
 async function palaceUp(p) {
   await ready(p, 60_000);
-  await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
+  await p.waitForEvent((e) => e.type === 'extension_ui_request' && e.method === 'setStatus' && /^MemPalace: ready · \d+/.test(e.statusText ?? ''), { what: 'the connected status', ms: 60_000 });
 }
 
 /** The nested calls a codemode script made in a turn, as pi reports them: [toolName, isError]. */
