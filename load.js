@@ -80,8 +80,8 @@ function piView(pi) {
 /** pi 1.x's `before_agent_start`: the core's section on the palace tools not declared, in the system prompt. */
 exports.palaceSection = function palaceSection(native, event) {
   const sections = event?.systemPromptOptions?.sections;
+  if (!sections) return; // pi 0.73/0.74: no sections, nothing to ask the core on every turn
   const text = native.palacePromptSection();
-  if (!sections) return;
   if (text != null) sections.mempalace = text;
   else delete sections.mempalace;
 };
