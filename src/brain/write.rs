@@ -22,7 +22,14 @@ pub struct NewMemory<'a> {
 pub enum WriteOp {
     /// Appends a row (see [`Brain::insert`]); `session_id` NULL unless a direct call gave one
     /// (production's `runRemember(fact, sessionId)`).
-    Insert { content: String, category: String, namespace: String, importance: f64, ts: String, session_id: Option<String> },
+    Insert {
+        content: String,
+        category: String,
+        namespace: String,
+        importance: f64,
+        ts: String,
+        session_id: Option<String>,
+    },
     /// Replaces a row's content (see [`Brain::update_content`]).
     Update { id: String, content: String, ts: String },
 }

@@ -131,7 +131,8 @@ mod tests {
         assert_eq!((v.cfg.xiaozhi_host.as_deref(), v.cfg.xiaozhi_port), (Some("h"), 8123));
         assert_eq!((v.cfg.xiaozhi_timeout, v.cfg.song_asset_base.as_str()), (Duration::from_millis(40), "/a"));
         let defaults = voice_for(Tool::PlaySong, &Value::Null).cfg;
-        let bad = json!({"dbPath": 5, "timeoutMs": -1, "timeoutSec": "9", "port": 70000, "sessionId": ["x"], "url": ""});
+        let bad =
+            json!({"dbPath": 5, "timeoutMs": -1, "timeoutSec": "9", "port": 70000, "sessionId": ["x"], "url": ""});
         let v = voice_for(Tool::PlaySong, &bad);
         assert_eq!(v.cfg.brain_db, defaults.brain_db);
         assert_eq!((v.cfg.xiaozhi_timeout, v.cfg.xiaozhi_port), (defaults.xiaozhi_timeout, defaults.xiaozhi_port));
