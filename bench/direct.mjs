@@ -5,8 +5,8 @@
 // arguments on stdin as Python's json.dumps writes them), spawn to exit, for remember,
 // memory_lookup (1k-row brain.db from bench/gen-brain.mjs, a scratch copy) and think_hard (an
 // instant fake thinker on port 0), on glibc Node 25.9 (production's version) and on the musl Node
-// 24 of scripts/musl/node.sh when this checkout has it. `node` alone runs an empty script with the
-// same flags: Node's own start-up, the floor under every row. Runs interleave (each round runs
+// 24 of scripts/musl/node.sh when this checkout has it. The `floor` rows take the calls apart (see
+// below). Runs interleave (each round runs
 // every case once) so every row saw the same moments of a noisy machine.
 // Usage: node bench/direct.mjs [--runs 20]     Prints a markdown table on stdout (progress on stderr).
 import fs from 'node:fs';
@@ -27,9 +27,19 @@ fs.copyFileSync(ensureBrain(1000), db);
 const thinker = await startService({ 'POST /v1/chat/completions': (req, res) => json(res, 200, { choices: [{ message: { content: 'Because of Rayleigh scattering.' } }] }) });
 const env = { PATH: process.env.PATH, HOME: work, DOTTY_BRAIN_DB: db, VOICE_THINKER_URL: `${thinker.url}/v1/chat/completions` };
 
+// The floors under every row: Node with production's flags and an empty script; the same importing
+// an empty .ts module (Node's type stripping, which production's TS pays too); and that module
+// loading native.js (the addon's dlopen, and nothing called).
+fs.writeFileSync(path.join(work, 'package.json'), '{"type": "module"}\n');
+fs.writeFileSync(path.join(work, 'empty.ts'), 'export const answer: string = "";\n');
+fs.writeFileSync(path.join(work, 'load.ts'), `import { createRequire } from "node:module";\nexport const native: unknown = createRequire(import.meta.url)(${JSON.stringify(path.join(root, 'native.js'))});\n`);
+const floor = (file) => `import "${path.join(work, file)}";process.stdout.write(JSON.stringify({result: ""}));`;
+
 const runtimes = directRuntimes().filter((r) => r.name.includes('25.9') || r.name.startsWith('musl'));
 const cases = [
-  { name: 'node (empty script, same flags)', script: () => 'process.stdout.write(JSON.stringify({result: ""}));', stdin: () => '' },
+  { name: 'floor: node, empty script (same flags)', script: () => 'process.stdout.write(JSON.stringify({result: ""}));', stdin: () => '' },
+  { name: 'floor: + an empty .ts module', script: () => floor('empty.ts'), stdin: () => '' },
+  { name: 'floor: + that module loading native.js', script: () => floor('load.ts'), stdin: () => '' },
   { name: 'remember', script: () => productionScript('remember', root), stdin: (i) => pyDumps({ fact: `bench fact number ${i}` }) },
   { name: 'memory_lookup (1k rows)', script: () => productionScript('memory_lookup', root), stdin: (i) => pyDumps({ query: QUERIES[i % QUERIES.length] }) },
   { name: 'think_hard (instant fake thinker)', script: () => productionScript('think_hard', root), stdin: () => pyDumps({ question: 'Why is the sky blue?' }) },
@@ -57,7 +67,7 @@ try {
   console.log('|---|---|---|---|---|---|');
   for (const [key, xs] of times) {
     const [rt, call] = key.split('\t');
-    const prod = call.startsWith('node') ? '' : '0.2–0.55 s';
+    const prod = call.startsWith('floor') ? '' : '0.2–0.55 s';
     console.log(`| ${rt} | ${call} | ${s(pct(xs, 0.5))} | ${s(pct(xs, 0.9))} | ${s(Math.min(...xs))} | ${prod} |`);
   }
 } finally {
