@@ -12,6 +12,7 @@ import path from 'node:path';
 import { makeBrain, readRows, root, tempDir } from './helpers/brain.mjs';
 import { startService, json } from './helpers/services.mjs';
 import { loadExtension } from './helpers/fake-pi.mjs';
+import { pollUntil } from './e2e/pi-rpc.mjs';
 import { directRuntimes, MODULES, productionScript, pyDumps, runDirect } from './helpers/runtimes.mjs';
 
 const dir = process.env.DIRECT_CALLS_DIR || root;
@@ -193,6 +194,40 @@ describe(`where the call goes (${prod.name})`, () => {
     expect(expectClean(r, 'options')).toBe('string|only in the other file|(remembered)|(thinking failed)');
     expect(readRows(other).filter((x) => x.content === 'tagged').map((x) => x.session_id)).toEqual(['session-7']);
   }, 90_000);
+});
+
+// The checks above, against modules broken on purpose (a copy beside a link to native.js): a ref'd
+// handle left behind, a diagnostic written to stdout, the process-wide extension started (its palace).
+describe(`the checks catch a broken module (${prod.name})`, () => {
+  const broken = (name, edit) => {
+    const d = path.join(work, `broken-${name}`);
+    fs.mkdirSync(path.join(d, 'src'), { recursive: true });
+    fs.cpSync(path.join(root, 'src/tools'), path.join(d, 'src/tools'), { recursive: true });
+    fs.symlinkSync(path.join(root, 'native.js'), path.join(d, 'native.js'));
+    const file = path.join(d, 'src/tools/remember.ts');
+    fs.writeFileSync(file, edit(fs.readFileSync(file, 'utf8')));
+    return d;
+  };
+  const call = (d, lingerMs) => runDirect(prod.bin, productionScript('remember', d), pyDumps({ fact: 'broken' }), { env, lingerMs });
+  it('a handle left behind: still alive after the result, caught', async () => {
+    const d = broken('linger', (t) => t.replace('export function runRemember', 'setInterval(() => {}, 60_000);\nexport function runRemember'));
+    const r = await call(d, 1500);
+    expect(r.killed).toBe(true);
+    expect(() => expectClean(r, 'linger')).toThrow(/still alive/);
+  }, 30_000);
+  it('a line on stdout: caught', async () => {
+    const d = broken('stdout', (t) => t.replace('  return native.', '  process.stdout.write("[dotty-pi-ext] created a new brain.db\\n");\n  return native.'));
+    const r = await call(d);
+    expect(r.code).toBe(0);
+    expect(() => expectClean(r, 'stdout')).toThrow();
+  }, 30_000);
+  it('the process-wide extension started: its palace server is seen starting', async () => {
+    const before = palaceStarts();
+    const d = broken('palace', (t) => t.replace('  return native.', '  native.init();\n  return native.'));
+    expectClean(await call(d), 'palace');
+    await pollUntil(() => palaceStarts() > before, 'the fake MemPalace server starting');
+    fs.rmSync(palaceMark, { force: true });
+  }, 30_000);
 });
 
 // Node 20 (this machine's /usr/bin/node) predates type stripping (Node 22.6): production's command
