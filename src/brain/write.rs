@@ -20,8 +20,16 @@ pub struct NewMemory<'a> {
 /// One write for a writer thread; its result is the row's id.
 #[derive(Debug, Clone)]
 pub enum WriteOp {
-    /// Appends a row (see [`Brain::insert`]).
-    Insert { content: String, category: String, namespace: String, importance: f64, ts: String },
+    /// Appends a row (see [`Brain::insert`]); `session_id` NULL unless a direct call gave one
+    /// (production's `runRemember(fact, sessionId)`).
+    Insert {
+        content: String,
+        category: String,
+        namespace: String,
+        importance: f64,
+        ts: String,
+        session_id: Option<String>,
+    },
     /// Replaces a row's content (see [`Brain::update_content`]).
     Update { id: String, content: String, ts: String },
 }
@@ -31,16 +39,16 @@ impl WriteOp {
     /// store helper does (a cap that ends in whitespace loses it).
     fn apply(&self, c: &Connection) -> rusqlite::Result<String> {
         match self {
-            WriteOp::Insert { content, category, namespace, importance, ts } => {
+            WriteOp::Insert { content, category, namespace, importance, ts, session_id } => {
                 let content = crate::text::strip(content);
                 let id = uuid::Uuid::new_v4().to_string();
                 let key = format!("voice_{category}_{ts}_{}", &id[..8]);
                 c.prepare_cached(
                     "INSERT INTO memories (id, key, content, category, embedding, created_at, updated_at, \
                      session_id, namespace, importance, superseded_by) \
-                     VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, NULL, ?6, ?7, NULL)",
+                     VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?5, ?8, ?6, ?7, NULL)",
                 )?
-                .execute(params![id, key, content, category, ts, namespace, importance])?;
+                .execute(params![id, key, content, category, ts, namespace, importance, session_id])?;
                 Ok(id)
             }
             WriteOp::Update { id, content, ts } => {
@@ -96,6 +104,7 @@ impl Brain {
             namespace: m.namespace.into(),
             importance: m.importance,
             ts: ts.into(),
+            session_id: None,
         };
         self.with_writer(|c| op.apply(c))
     }

@@ -49,6 +49,7 @@ pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'stati
         namespace: "voice".into(),
         importance: 0.7,
         ts: clock::now_rfc3339(),
+        session_id: v.session_id.clone(),
     };
     v.brain.submit_write(op, move |r| {
         done(match r {
@@ -107,8 +108,14 @@ pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
             (format!("person_pending:{id}"), "(saved — a grown-up will check that)".to_string())
         }
     };
-    let op =
-        WriteOp::Insert { content: f, category: "core".into(), namespace, importance: 0.7, ts: clock::now_rfc3339() };
+    let op = WriteOp::Insert {
+        content: f,
+        category: "core".into(),
+        namespace,
+        importance: 0.7,
+        ts: clock::now_rfc3339(),
+        session_id: v.session_id.clone(),
+    };
     match v.brain.write(op).await {
         Ok(_) => reply,
         Err(e) => {

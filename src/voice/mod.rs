@@ -5,6 +5,7 @@
 
 pub mod clean_turns;
 pub mod descriptors;
+pub mod direct;
 mod memory;
 mod play_song;
 pub mod scaffolding;
@@ -76,6 +77,9 @@ pub struct Voice {
     http: crate::services::Http,
     admin: Option<Admin>,
     log: Arc<turn_log::TurnLog>,
+    /// The `session_id` of the rows remember and remember_person write: none in pi (NULL), a
+    /// direct call's `sessionId` when it gave one ([`direct`]).
+    session_id: Option<String>,
 }
 
 /// What the voice half counted so far (tests and benchmarks read it).
@@ -93,7 +97,7 @@ impl Voice {
         let brain = Arc::new(Brain::new(cfg.brain_db.clone(), !cfg.brain_db_explicit));
         let http = crate::services::client(None);
         let admin = Admin::new(&cfg, &http);
-        Voice { cfg, brain, http, admin, log: Arc::default() }
+        Voice { cfg, brain, http, admin, log: Arc::default(), session_id: None }
     }
 
     /// Runs the tool `tool`.

@@ -300,6 +300,7 @@ impl TurnLog {
                     namespace: "voice".into(),
                     importance: 0.3,
                     ts,
+                    session_id: None,
                 },
             };
             let r = brain.write(op).await;

@@ -92,6 +92,7 @@ fn op(content: &str) -> WriteOp {
         namespace: "voice".into(),
         importance: 0.7,
         ts: "t".into(),
+        session_id: None,
     }
 }
 

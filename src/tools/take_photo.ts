@@ -1,0 +1,21 @@
+// take_photo for production's direct calls (docs/voice-tools.md, "Direct calls"): the voice client runs
+// `node --experimental-strip-types --input-type=module -e <script>` importing this file by its
+// absolute path. The native core (`directCall` in src/node.rs, src/voice/direct.rs) reads the
+// extension's environment, applies the options, runs the tool once and answers with its reply;
+// nothing is decided here. Erasable TypeScript only: Node strips the types and runs the rest.
+import { createRequire } from "node:module";
+
+// The same loader as the extension's (native.js finds the platform package or a local build).
+const native = createRequire(import.meta.url)("../../native.js");
+
+export interface TakePhotoOptions {
+  /** Overrides DOTTY_BEHAVIOUR_URL. */
+  baseUrl?: string;
+  /** Overrides DOTTY_BEHAVIOUR_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+/** What Dotty's camera sees now: the tool's reply. */
+export async function runTakePhoto(opts: TakePhotoOptions = {}): Promise<string> {
+  return await native.directCall("take_photo", {}, opts ?? {});
+}
