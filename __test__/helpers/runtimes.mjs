@@ -96,3 +96,14 @@ export function directRuntimes() {
     .map(([name, v]) => ({ name, bin: nodeBin(v) }));
   return [...glibc, { name: 'musl Node 24', ...muslNode('x64') }];
 }
+
+/**
+ * The runtimes production's container could be: Node 25.9 (glibc here, from npm) and a real musl Node
+ * (Alpine's libc; scripts/musl/node.sh), each with the platform package npm must pick for it.
+ */
+export function productionRuntimes() {
+  return [
+    { name: 'glibc Node 25.9', triple: 'linux-x64-gnu', bin: nodeBin('25.9.0') },
+    { name: 'musl Node 24', triple: 'linux-x64-musl', ...muslNode('x64') },
+  ];
+}
