@@ -33,17 +33,18 @@ if [ ! -f "$stamp" ]; then
   echo "build-musl: installing ziglang==$ZIG_VERSION cargo-zigbuild==$ZIGBUILD_VERSION into $VENV" >&2
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION" >&2
+  # `zig` itself on PATH (napi's -x says it wants it; cargo-zigbuild would also find `python3 -m ziglang`).
+  printf '#!/bin/sh\nexec "%s/bin/python3" -m ziglang "$@"\n' "$VENV" >"$VENV/bin/zig" && chmod +x "$VENV/bin/zig"
   touch "$stamp"
 fi
-# cargo-zigbuild finds zig as `python3 -m ziglang`: the venv's python3 first on PATH.
 export PATH="$VENV/bin:$PATH"
 installed=$(rustup target list --installed)
 for t in "${targets[@]}"; do
   grep -qx "$t" <<<"$installed" || { echo "build-musl: rustup target add $t" >&2; rustup target add "$t" >&2; }
 done
 
-export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static"
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static"
+# `napi build` adds `-C target-feature=-crt-static` to RUSTFLAGS for musl targets by itself (a cdylib
+# on musl must link libc dynamically); scripts/check-musl.sh checks the result is a shared object.
 for t in "${targets[@]}"; do
   t0=$(date +%s)
   npx napi build --platform --release --target "$t" -x --js native.js --dts native.d.ts "$@"

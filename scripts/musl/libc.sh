@@ -16,8 +16,9 @@ esac
 case "$suite" in trixie|bookworm) ;; *) echo "musl/libc.sh: unknown suite '$suite' (trixie or bookworm)" >&2; exit 2 ;; esac
 CACHE=${MUSL_NODE_CACHE:-$HOME/.cache/dotty-pi-ext/musl-node}
 dir="$CACHE/musl-$suite-$deb_arch"
-lib="$dir/usr/lib/$triple/libc.so"
-if [ -f "$dir/.complete" ]; then echo "$lib"; exit 0; fi
+# trixie ships it in usr/lib/<triple>/, bookworm in lib/<triple>/ (merged-/usr before the move).
+find_lib() { for l in "$1/usr/lib/$triple/libc.so" "$1/lib/$triple/libc.so"; do [ -f "$l" ] && { echo "$l"; return 0; }; done; return 1; }
+if [ -f "$dir/.complete" ]; then find_lib "$dir"; exit 0; fi
 echo "musl/libc.sh: fetching Debian $suite's musl ($deb_arch) with apt-get download" >&2
 mkdir -p "$CACHE"
 tmp=$(mktemp -d "$CACHE/.fetch-musl-$suite-$deb_arch.XXXXXX")
@@ -34,9 +35,9 @@ apt-get "${aptopts[@]}" update >&2
 (cd "$tmp" && apt-get "${aptopts[@]}" download "musl:$deb_arch" >&2)
 deb=$(ls "$tmp"/musl_*.deb)
 dpkg-deb -x "$deb" "$tmp/x"
-[ -f "$tmp/x/usr/lib/$triple/libc.so" ] || { echo "musl/libc.sh: no usr/lib/$triple/libc.so in $deb" >&2; exit 1; }
+find_lib "$tmp/x" >/dev/null || { echo "musl/libc.sh: no libc.so for $triple in $deb" >&2; exit 1; }
 dpkg-deb -f "$deb" Version >"$tmp/x/.version"
 touch "$tmp/x/.complete"
 rm -rf "$dir" && mv "$tmp/x" "$dir"
 echo "musl/libc.sh: musl $(cat "$dir/.version") ($suite, $deb_arch) in $dir" >&2
-echo "$lib"
+find_lib "$dir"
