@@ -18,6 +18,7 @@
 #    /usr/bin/ldd is musl's (Alpine's is `exec /lib/ld-musl-<arch>.so.1 --list "$@"`): napi-rs's
 #    generated loader tells musl from glibc by reading /usr/bin/ldd, so without it the glibc .node
 #    would be tried first here, which is not what happens on Alpine. MUSL_NODE_NO_NS=1 skips that.
+#    Not root: `unshare -r -m` (a user namespace), where the kernel allows it.
 #  - arm64: the wrapper runs the aarch64 Node with qemu-aarch64-static (apt qemu-user-static).
 set -euo pipefail
 arch=${1:-x64}
@@ -29,7 +30,8 @@ case "$arch" in
   *) echo "musl/node.sh: unknown arch '$arch' (x64 or arm64)" >&2; exit 2 ;;
 esac
 CACHE=${MUSL_NODE_CACHE:-$HOME/.cache/dotty-pi-ext/musl-node}
-dir="$CACHE/node-$NODE_VERSION-$arch"
+# -w2: the wrapper's revision (a changed wrapper gets a fresh folder)
+dir="$CACHE/node-$NODE_VERSION-$arch-w2"
 wrapper="$dir/bin/node"
 say() { echo "musl/node.sh: $*" >&2; }
 if [ -x "$wrapper" ] && [ -f "$dir/.complete" ]; then echo "$wrapper"; exit 0; fi
@@ -80,9 +82,12 @@ cat >"$tmp/x/bin/node" <<EOF
 here=\$(cd "\$(dirname "\$0")/.." && pwd)
 if [ -z "\${MUSL_NODE_NS:-}" ] && [ "\${MUSL_NODE_NO_NS:-0}" != 1 ] && [ -e /usr/bin/ldd ] && ! grep -q musl /usr/bin/ldd 2>/dev/null; then
   # A private mount namespace where /usr/bin/ldd is musl's, as on Alpine (napi-rs's loader reads it).
-  if MUSL_NODE_NS=1 unshare -m true 2>/dev/null; then
-    MUSL_NODE_NS=1 exec unshare -m sh -c 'mount --bind "\$0/alpine/ldd" /usr/bin/ldd && shift && exec "\$0/bin/node" "\$@"' "\$here" -- "\$@"
-  fi
+  # As root (CI) a mount namespace; otherwise a user namespace that maps this user to root in it.
+  for ns in "-m" "-r -m"; do
+    if unshare \$ns true 2>/dev/null; then
+      MUSL_NODE_NS=1 exec unshare \$ns sh -c 'mount --bind "\$0/alpine/ldd" /usr/bin/ldd && shift && exec "\$0/bin/node" "\$@"' "\$here" -- "\$@"
+    fi
+  done
   echo "musl node: unshare -m failed: /usr/bin/ldd stays glibc's, napi-rs loaders will try glibc binaries first" >&2
 fi
 $run
