@@ -143,13 +143,29 @@ exports.footer = function footer(native) {
   };
 };
 
+/**
+ * The napi-rs platform name of this process: `linux-x64-gnu`, `linux-x64-musl`, `linux-arm64-musl`, …
+ * (`<platform>-<arch>` elsewhere). musl is told from glibc as native.js tells them apart: /usr/bin/ldd
+ * mentions musl (Alpine's does), else Node's report has no glibc runtime version.
+ */
+exports.platformTriple = function platformTriple() {
+  const triple = `${process.platform}-${process.arch}`;
+  if (process.platform !== 'linux') return triple;
+  return `${triple}-${isMusl() ? 'musl' : 'gnu'}`;
+};
+
+function isMusl() {
+  try { return require('node:fs').readFileSync('/usr/bin/ldd', 'utf8').includes('musl'); } catch { /* no ldd */ }
+  try { return !process.report.getReport().header.glibcVersionRuntime; } catch { return false; }
+}
+
 // What to do about a missing or unloadable binary, and why each place the loader looked failed.
 function loadHelp(e) {
-  const triple = `${process.platform}-${process.arch}`;
+  const triple = exports.platformTriple();
   const tried = [];
   for (let c = e && e.cause; c; c = c.cause) if (!/wasi/.test(c.message)) tried.unshift(String(c.message).split('\n')[0]);
-  const fix = ['linux-x64', 'linux-arm64'].includes(triple)
-    ? `install the optional dependency dotty-pi-ext-${triple}-gnu (npm install --include=optional), or build from source with \`npm run build\` (needs a Rust toolchain)`
+  const fix = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl'].includes(triple)
+    ? `install the optional dependency dotty-pi-ext-${triple} (npm install --include=optional), or build from source with \`npm run build\` (needs a Rust toolchain)`
     : `no prebuilt binary for ${triple}: build from source with \`npm run build\` (needs a Rust toolchain)`;
   return `[dotty-pi-ext] to fix: ${fix}` + tried.map((m) => `\n[dotty-pi-ext]   tried: ${m}`).join('');
 }

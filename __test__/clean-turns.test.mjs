@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execSql, makeBrain, query, readRows, rewriteUnderLock, root, tempDir } from './helpers/brain.mjs';
+import { execSql, makeBrain, query, readRows, rewriteUnderLock, root, sqliteNode, tempDir } from './helpers/brain.mjs';
 
 const bin = path.join(root, 'bin/dotty-pi-ext.js');
 const writerLoop = path.join(root, '__test__/helpers/writer-loop.cjs');
@@ -96,7 +96,7 @@ describe('clean-turns', () => {
     // ZeroClaw-like: rewrites two polluted rows and deletes a third inside a transaction that holds the
     // write lock; the perception path inserts rows in a loop behind it.
     const lock = await rewriteUnderLock(db, { update: ['r1', 'r2'], remove: ['d1'], suffix: ' (edited)' });
-    const writer = spawn(process.execPath, [writerLoop, db, '400'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const writer = spawn(sqliteNode, [writerLoop, db, '400'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let written = '';
     writer.stdout.on('data', (d) => (written += d));
     const writerDone = new Promise((resolve) => writer.on('close', resolve));

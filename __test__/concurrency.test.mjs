@@ -3,7 +3,7 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { makeBrain, readRows, root, tempDir } from './helpers/brain.mjs';
+import { makeBrain, readRows, root, sqliteNode, tempDir } from './helpers/brain.mjs';
 import { loadExtension } from './helpers/fake-pi.mjs';
 
 const dir = tempDir();
@@ -17,7 +17,7 @@ beforeAll(() => {
 });
 
 function otherWriter(count) {
-  const p = spawn(process.execPath, [path.join(root, '__test__/helpers/writer-loop.cjs'), db, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(sqliteNode, [path.join(root, '__test__/helpers/writer-loop.cjs'), db, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   p.stdout.on('data', (d) => (out += d));
   const started = new Promise((resolve) => p.stderr.on('data', (d) => String(d).includes('STARTED') && resolve()));

@@ -21,15 +21,15 @@ function publish(name, edit = (p) => p) {
   for (const f of pkg.files) if (!f.startsWith('scripts/')) { fs.mkdirSync(path.dirname(path.join(pkgDir, f)), { recursive: true }); fs.writeFileSync(path.join(pkgDir, f), ''); }
   return spawnSync('npm', ['publish', '--dry-run', '--offline', '--cache', path.join(dir, 'npm-cache'), '--loglevel=notice'], { cwd: pkgDir, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
 }
-const withPlatforms = (v) => (p) => ({ ...p, optionalDependencies: { 'dotty-pi-ext-linux-x64-gnu': v ?? p.version, 'dotty-pi-ext-linux-arm64-gnu': v ?? p.version } });
+const PLATFORMS = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl'];
+const withPlatforms = (v, only = PLATFORMS) => (p) => ({ ...p, optionalDependencies: Object.fromEntries(only.map((t) => [`dotty-pi-ext-${t}`, v ?? p.version])) });
 
 describe('the publish guard', () => {
   it('the repository package.json: refused, naming each missing platform package', () => {
     const r = publish('repo');
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(`refusing to publish dotty-pi-ext@${version} without its platform packages`);
-    expect(r.stderr).toContain(`optionalDependencies["dotty-pi-ext-linux-x64-gnu"] is undefined, want "${version}"`);
-    expect(r.stderr).toContain(`optionalDependencies["dotty-pi-ext-linux-arm64-gnu"] is undefined, want "${version}"`);
+    for (const t of PLATFORMS) expect(r.stderr).toContain(`optionalDependencies["dotty-pi-ext-${t}"] is undefined, want "${version}"`);
     expect(r.stderr + r.stdout).not.toMatch(/\+ dotty-pi-ext@/);
   });
 
@@ -37,6 +37,14 @@ describe('the publish guard', () => {
     const r = publish('stale', withPlatforms('0.0.9'));
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(`is "0.0.9", want "${version}"`);
+  });
+
+  it('only the glibc platform packages (the musl ones missing): refused, naming both musl packages', () => {
+    const r = publish('gnu-only', withPlatforms(undefined, ['linux-x64-gnu', 'linux-arm64-gnu']));
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`optionalDependencies["dotty-pi-ext-linux-x64-musl"] is undefined, want "${version}"`);
+    expect(r.stderr).toContain(`optionalDependencies["dotty-pi-ext-linux-arm64-musl"] is undefined, want "${version}"`);
+    expect(r.stderr).not.toContain('linux-x64-gnu"]');
   });
 
   it('as pack-release.sh stages it (every platform package at the same version): goes through', () => {

@@ -47,7 +47,6 @@ const cases = [
 
 const times = new Map();
 try {
-  for (const rt of runtimes.filter((r) => !r.bin)) process.stderr.write(`skipping ${rt.name}: ${rt.skip}\n`);
   const live = runtimes.filter((r) => r.bin);
   for (const rt of live) for (const c of cases) await runDirect(rt.bin, c.script(), c.stdin(0), { env }); // warm the page cache
   for (let i = 0; i < RUNS; i++) {

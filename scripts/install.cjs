@@ -11,8 +11,9 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const say = (line) => console.error(`[dotty-pi-ext] ${line}`);
-const triple = `${process.platform}-${process.arch}`;
-const binary = path.join(root, `dotty-pi-ext.${triple}-gnu.node`);
+// linux-x64-gnu, linux-x64-musl (Alpine), …: the name native.js looks for beside it.
+const triple = require('../load.js').platformTriple();
+const binary = path.join(root, `dotty-pi-ext.${triple}.node`);
 
 function loads() {
   try { require(path.join(root, 'native.js')); return true; } catch { return false; }
@@ -26,7 +27,7 @@ function main() {
   if (!production && sources) return; // a development checkout: npm start / npm test build it
   const cargo = spawnSync('cargo', ['--version'], { encoding: 'utf8' });
   if (!sources || cargo.status !== 0) {
-    say(`no prebuilt binary loads for ${triple} and ${sources ? 'no Rust toolchain is on PATH' : 'this copy has no Rust sources'}: pi will start without the tools; install the platform package dotty-pi-ext-${triple}-gnu (npm install --include=optional), or build from a checkout with Rust (npm run build)`);
+    say(`no prebuilt binary loads for ${triple} and ${sources ? 'no Rust toolchain is on PATH' : 'this copy has no Rust sources'}: pi will start without the tools; install the platform package dotty-pi-ext-${triple} (npm install --include=optional), or build from a checkout with Rust (npm run build)`);
     return;
   }
   say(`no prebuilt binary loads for ${triple}: building it from source with ${cargo.stdout.trim()} (a few minutes, once)`);
@@ -34,7 +35,9 @@ function main() {
   // The host triple, named as `napi build --platform` names it, so a target folder it filled is reused.
   const host = /^host: (\S+)$/m.exec(spawnSync('rustc', ['-vV'], { encoding: 'utf8' }).stdout ?? '')?.[1];
   const args = ['build', '--release', '--lib', '--locked', ...(host ? ['--target', host] : [])];
-  const build = spawnSync('cargo', args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, CARGO_TARGET_DIR: target } });
+  // A cdylib on musl (Alpine) links libc dynamically: rustup's musl toolchains default to crt-static.
+  const rustflags = host?.includes('musl') ? { RUSTFLAGS: `${process.env.RUSTFLAGS ?? ''} -C target-feature=-crt-static`.trim() } : {};
+  const build = spawnSync('cargo', args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, CARGO_TARGET_DIR: target, ...rustflags } });
   const lib = path.join(target, ...(host ? [host] : []), 'release', 'libdotty_pi_ext.so');
   if (build.status !== 0 || !fs.existsSync(lib)) {
     say(`the build failed (cargo exit ${build.status}): pi will start without the tools; see cargo's output above`);

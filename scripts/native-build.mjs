@@ -2,11 +2,13 @@
 // `node scripts/native-build.mjs [--force]`; used by `npm start` and `npm test`.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const triple = { x64: 'linux-x64-gnu', arm64: 'linux-arm64-gnu' }[process.arch] ?? `${process.platform}-${process.arch}`;
+// linux-x64-gnu on Debian, linux-x64-musl on Alpine: the name `napi build --platform` gives this host's build.
+const triple = createRequire(import.meta.url)('../load.js').platformTriple();
 export const binary = path.join(root, `dotty-pi-ext.${triple}.node`);
 
 function newestSource(dir = path.join(root, 'src')) {
@@ -19,10 +21,24 @@ function newestSource(dir = path.join(root, 'src')) {
   return newest;
 }
 
-export function isStale() {
-  if (!fs.existsSync(binary)) return true;
+export function isStale(file = binary) {
+  if (!fs.existsSync(file)) return true;
   const inputs = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'brain-schema.sql'].map((f) => fs.statSync(path.join(root, f)).mtimeMs);
-  return Math.max(newestSource(), ...inputs) > fs.statSync(binary).mtimeMs;
+  return Math.max(newestSource(), ...inputs) > fs.statSync(file).mtimeMs;
+}
+
+/** The linux-x64-musl binary the musl tests load (zig + cargo-zigbuild: scripts/build-musl.sh). */
+export const muslBinary = path.join(root, 'dotty-pi-ext.linux-x64-musl.node');
+
+/** Builds the linux-x64-musl addon when it is missing or older than its sources (x64 hosts only). */
+export function ensureMuslBuilt({ force = false } = {}) {
+  ensureDeps();
+  if (!force && !isStale(muslBinary)) return false;
+  const t0 = Date.now();
+  process.stderr.write(`building the native addon (${path.basename(muslBinary)}, scripts/build-musl.sh x64)...\n`);
+  execFileSync('bash', [path.join(root, 'scripts/build-musl.sh'), 'x64'], { cwd: root, stdio: ['ignore', 2, 2] });
+  process.stderr.write(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  return true;
 }
 
 /** Installs the npm dependencies (`npm ci`) when this checkout has none yet. */

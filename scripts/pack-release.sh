@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
 # Release shape: copies the built binaries into npm/<triple>/ and `npm pack`s each platform package and the
-# main package into $DIST (default dist/). Fails when a binary is missing, needs glibc > 2.36, or when the
-# versions don't line up.
+# main package into $DIST (default dist/). All four binaries are required: linux-x64-gnu, linux-arm64-gnu,
+# linux-x64-musl, linux-arm64-musl. Fails, naming each missing one and the command that builds it, when a
+# binary is missing (or, with --build, builds the missing ones first), when a glibc one needs glibc > 2.36,
+# when a musl one needs more than Alpine has (scripts/check-musl.sh), or when the versions don't line up.
 # optionalDependencies: the packed main package.json gets one entry per platform package at the same version,
 # written into a staged copy (what `napi prepublish` does at publish time). They are not committed to the
 # repo's package.json on purpose: `npm ci` refuses a lock that can't resolve them, and they can't resolve
 # until the platform packages are published. If package.json does list them, they must match.
-#   bash scripts/pack-release.sh        (after `npm run build` and `bash scripts/build-arm64.sh`)
+#   bash scripts/pack-release.sh [--build]   (after `npm run build`, `bash scripts/build-arm64.sh`, `bash scripts/build-musl.sh`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=$(mkdir -p "${DIST:-dist}" && cd "${DIST:-dist}" && pwd)
-TRIPLES=(linux-x64-gnu linux-arm64-gnu)
+TRIPLES=(linux-x64-gnu linux-arm64-gnu linux-x64-musl linux-arm64-musl)
 fail() { echo "pack-release: FAIL $*" >&2; exit 1; }
+build_cmd() {
+  case "$1" in
+    linux-x64-gnu) echo "npm run build" ;;
+    linux-arm64-gnu) echo "bash scripts/build-arm64.sh" ;;
+    linux-x64-musl) echo "bash scripts/build-musl.sh x64" ;;
+    linux-arm64-musl) echo "bash scripts/build-musl.sh arm64" ;;
+  esac
+}
 
-bins=()
-for t in "${TRIPLES[@]}"; do
-  b="dotty-pi-ext.$t.node"
-  [ -f "$b" ] || fail "missing $b (x64: npm run build; arm64: bash scripts/build-arm64.sh)"
-  bins+=("$b")
-done
-bash scripts/check-glibc.sh --max "${GLIBC_MAX:-2.36}" "${bins[@]}"
+missing=()
+for t in "${TRIPLES[@]}"; do [ -f "dotty-pi-ext.$t.node" ] || missing+=("$t"); done
+if [ ${#missing[@]} -gt 0 ] && [ "${1:-}" = --build ]; then
+  for t in "${missing[@]}"; do echo "pack-release: building $t: $(build_cmd "$t")" >&2; $(build_cmd "$t") >&2; done
+  missing=()
+  for t in "${TRIPLES[@]}"; do [ -f "dotty-pi-ext.$t.node" ] || missing+=("$t"); done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  for t in "${missing[@]}"; do echo "pack-release: FAIL missing dotty-pi-ext.$t.node (build it: $(build_cmd "$t"))" >&2; done
+  fail "${#missing[@]} of ${#TRIPLES[@]} binaries missing; a release ships all of them (or run: bash scripts/pack-release.sh --build)"
+fi
+bash scripts/check-glibc.sh --max "${GLIBC_MAX:-2.36}" dotty-pi-ext.linux-x64-gnu.node dotty-pi-ext.linux-arm64-gnu.node
+bash scripts/check-musl.sh dotty-pi-ext.linux-x64-musl.node dotty-pi-ext.linux-arm64-musl.node
 
 # Same version everywhere, and the main package depends (optionally) on every platform package at it.
 node - "${TRIPLES[@]}" <<'JS' || exit 1

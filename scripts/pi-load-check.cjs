@@ -3,6 +3,8 @@
 // and said nothing about a load failure. Used by scripts/check-release.sh.
 //   node scripts/pi-load-check.cjs <pi cli.js> <installed package dir>
 //   PI_CHECK_EXPECT_NO_BINARY=1 ...: the package has no binary; pi must still start and stderr must say what to do.
+//   PI_CHECK_EXPECT_ADDON=<file name>: the one dotty-pi-ext .node mapped into pi's process must be this one
+//     (e.g. dotty-pi-ext.linux-x64-musl.node when this runs in a musl Node: pi runs on process.execPath).
 // A probe extension (loaded after ours) writes pi.getAllTools() on session_start; get_state must answer;
 // closing stdin must end pi with exit 0. Every wait is for an event, bounded by PI_CHECK_TIMEOUT_MS.
 const { spawn } = require('node:child_process');
@@ -20,8 +22,13 @@ const agentDir = path.join(home, 'agent');
 fs.mkdirSync(agentDir, { recursive: true });
 const probeOut = path.join(home, 'tools.json');
 const probe = path.join(home, 'probe.cjs');
+const addonsOut = path.join(home, 'addons.json');
 fs.writeFileSync(probe, `module.exports = (pi) => pi.on('session_start', () => {
-  require('fs').writeFileSync(${JSON.stringify(probeOut)}, JSON.stringify(pi.getAllTools().map((t) => t.name)));
+  const fs = require('fs');
+  fs.writeFileSync(${JSON.stringify(probeOut)}, JSON.stringify(pi.getAllTools().map((t) => t.name)));
+  // The dotty-pi-ext .node files mapped into this (pi's) process: what really loaded.
+  const mapped = fs.readFileSync('/proc/self/maps', 'utf8').split('\\n').map((l) => l.slice(l.indexOf('/'))).filter((f) => /dotty-pi-ext[^/]*\\.node$/.test(f));
+  fs.writeFileSync(${JSON.stringify(addonsOut)}, JSON.stringify([...new Set(mapped)]));
 });\n`);
 
 const fail = (msg) => { console.error(`pi-load-check: FAIL ${msg}`); try { child.kill('SIGKILL'); } catch {} process.exit(1); };
@@ -59,6 +66,10 @@ child.on('exit', (code, signal) => {
   if (bad.length) fail(`load errors on stderr:\n${bad.join('\n')}`);
   const missing = TOOLS.filter((t) => !tools.includes(t));
   if (missing.length) fail(`pi has no ${missing.join(', ')} (tools: ${tools.join(', ')})`);
+  const addons = JSON.parse(fs.readFileSync(addonsOut, 'utf8'));
+  const want = process.env.PI_CHECK_EXPECT_ADDON;
+  if (want && (addons.length !== 1 || path.basename(addons[0]) !== want)) fail(`pi mapped ${JSON.stringify(addons)}, want exactly one ${want}`);
   fs.rmSync(home, { recursive: true, force: true });
-  console.log(`pi-load-check: ok, pi answered get_state and has the ${TOOLS.length} dotty tools from ${pkgDir}`);
+  const libc = process.report.getReport().header.glibcVersionRuntime ? `glibc ${process.report.getReport().header.glibcVersionRuntime}` : 'musl';
+  console.log(`pi-load-check: ok, pi on Node ${process.version} (${libc}) answered get_state and has the ${TOOLS.length} dotty tools from ${pkgDir}; mapped ${addons.map((f) => path.relative(path.dirname(pkgDir), f)).join(', ')}`);
 });

@@ -7,7 +7,12 @@
 const path = require('node:path');
 
 const pkg = require(path.resolve(__dirname, '..', 'package.json'));
-const suffix = { 'x86_64-unknown-linux-gnu': 'linux-x64-gnu', 'aarch64-unknown-linux-gnu': 'linux-arm64-gnu' };
+const suffix = {
+  'x86_64-unknown-linux-gnu': 'linux-x64-gnu',
+  'aarch64-unknown-linux-gnu': 'linux-arm64-gnu',
+  'x86_64-unknown-linux-musl': 'linux-x64-musl',
+  'aarch64-unknown-linux-musl': 'linux-arm64-musl',
+};
 const problems = [];
 for (const target of pkg.napi?.targets ?? []) {
   const name = `${pkg.name}-${suffix[target] ?? target}`;

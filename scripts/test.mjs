@@ -1,11 +1,13 @@
-// `npm test`: the whole suite. Builds the addon if needed, then runs the Rust core's tests
-// (`cargo test`, no Node), the vitest contract tests, and the end-to-end tests in the real pi.
+// `npm test`: the whole suite. Builds the addon if needed (the host's, and linux-x64-musl), then runs
+// the Rust core's tests (`cargo test`, no Node), the vitest contract tests, the voice contract tests
+// again in a real musl Node (scripts/musl-check.sh x64), and the end-to-end tests in the real pi
+// (including pi 0.74 on Node 25.9 and on the musl Node).
 // Ends with one summary line, "N passed, N failed".
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureBuilt, root } from './native-build.mjs';
+import { ensureBuilt, ensureMuslBuilt, root } from './native-build.mjs';
 
 /** The bridge's tests run against the real MemPalace: install it (idempotent, ~1 min the first time). */
 function ensureMempalace() {
@@ -17,7 +19,10 @@ function ensureMempalace() {
   if (r.status !== 0) process.stderr.write('MemPalace install failed: the bridge tests will say what is missing\n');
 }
 
+// The musl suite runs on x64 Linux hosts (the musl Node here is x64; arm64 musl is CI's qemu smoke).
+const muslHere = process.platform === 'linux' && process.arch === 'x64';
 ensureBuilt();
+if (muslHere) ensureMuslBuilt();
 ensureMempalace();
 let passed = 0, failed = 0;
 const failures = [];
@@ -37,9 +42,9 @@ const cargoCounts = (out) => {
   for (const m of out.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) { c.passed += +m[1]; c.failed += +m[2]; }
   return c;
 };
-function vitestRun(name, config) {
+function vitestRun(name, config, cmd = ['npx', 'vitest', 'run', '-c', config]) {
   const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vitest-')), 'report.json');
-  run(name, 'npx', ['vitest', 'run', '-c', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], () => {
+  run(name, cmd[0], [...cmd.slice(1), '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], () => {
     try {
       const j = JSON.parse(fs.readFileSync(report, 'utf8'));
       return { passed: j.numPassedTests, failed: j.numFailedTests + (j.numTotalTestSuites > 0 && j.success === false && j.numFailedTests === 0 ? 1 : 0) };
@@ -52,6 +57,7 @@ function vitestRun(name, config) {
 run('rust core', 'cargo', ['test', '--no-default-features'], cargoCounts);
 run('fuzz corpus replay', 'cargo', ['test', '--manifest-path', 'fuzz/Cargo.toml'], cargoCounts);
 vitestRun('contract tests', 'vitest.config.mjs');
+if (muslHere) vitestRun('voice contract tests on musl (Node 24, linux-x64-musl)', 'vitest.musl.config.mjs', ['bash', 'scripts/musl-check.sh', 'x64']);
 if (fs.existsSync(path.join(root, 'vitest.e2e.config.mjs'))) vitestRun('end-to-end tests', 'vitest.e2e.config.mjs');
 
 process.stdout.write(`\n${failures.length ? 'FAILED: ' + failures.join('; ') : 'all suites green'}\n`);

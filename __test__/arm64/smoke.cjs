@@ -6,6 +6,7 @@
 //
 // Env:
 //   SMOKE_EXPECT_ARCH   fail unless process.arch is this (arm64-check.sh sets arm64)
+//   SMOKE_EXPECT_LIBC   fail unless this Node's libc is this: gnu or musl (musl-check.sh sets musl)
 //   DOTTY_BRAIN_DB      an existing brain.db to use (else a fresh one is made under a temp HOME)
 //   SMOKE_SEEDED_FACT   a fact already in that brain.db, looked up first (the read of an existing db)
 //   SMOKE_PACKAGE_DIR   the package to load (default: this repo)
@@ -33,6 +34,8 @@ const MCP_TOOLS = [
   { name: 'pid', description: "The server's pid", inputSchema: { type: 'object', properties: {} } },
 ];
 const VOICE_TOOLS = ['memory_lookup', 'remember', 'recall_person', 'remember_person', 'think_hard', 'take_photo', 'play_song'];
+// The libc of this Node (musl's Node reports no glibc runtime version): which binary must load.
+const LIBC = process.report.getReport().header.glibcVersionRuntime ? 'gnu' : 'musl';
 const PKG = path.resolve(process.env.SMOKE_PACKAGE_DIR || path.join(__dirname, '..', '..'));
 let passed = 0, current = '(setup)';
 
@@ -89,6 +92,7 @@ function json(res, status, value) {
 
 async function main() {
   if (process.env.SMOKE_EXPECT_ARCH) assert.equal(process.arch, process.env.SMOKE_EXPECT_ARCH, 'process.arch');
+  if (process.env.SMOKE_EXPECT_LIBC) assert.equal(LIBC, process.env.SMOKE_EXPECT_LIBC, 'the libc of this Node');
   console.log(`# node ${process.version} ${process.platform}-${process.arch} napi ${process.versions.napi}, package ${PKG}`);
 
   const behaviour = await startBehaviour();
@@ -131,7 +135,10 @@ async function main() {
     assert.equal(typeof factory, 'function', 'index.js exports the extension factory');
     assert.deepEqual(errors.filter((e) => e.includes('[dotty-pi-ext]')), [], 'index.js reported a load error');
     const loaded = Object.keys(require.cache).filter((f) => f.endsWith('.node')).map((f) => path.basename(f));
-    assert.deepEqual(loaded, [`dotty-pi-ext.${process.platform}-${process.arch}-gnu.node`], 'the .node file that loaded');
+    assert.deepEqual(loaded, [`dotty-pi-ext.${process.platform}-${process.arch}-${LIBC}.node`], 'the .node file that loaded');
+    // Mapped into this process, not merely required: musl's loader takes a glibc .node's libc.so.6 for itself.
+    const mapped = [...new Set(fs.readFileSync('/proc/self/maps', 'utf8').split('\n').map((l) => l.slice(l.indexOf('/'))).filter((f) => /dotty-pi-ext[^/]*\.node$/.test(f)))];
+    assert.deepEqual(mapped.map((f) => path.basename(f)), loaded, 'the .node file mapped into this process');
   });
   console.error = origError;
   const native = require(path.join(PKG, 'native.js'));

@@ -107,7 +107,7 @@ describe.sequential('pi install in pi 1.6.0', () => {
     // The step `npm install --omit=dev` runs; the shared cargo target keeps the dependencies built.
     const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target'); // where `npm test` built the addon
     const { stderr: said } = await run(process.execPath, [path.join(src, 'scripts/install.cjs')], { cwd: src, env: { ...process.env, CARGO_TARGET_DIR: target, npm_config_omit: 'dev' }, timeout: 900_000, maxBuffer: 64 << 20 });
-    expect(said).toMatch(/no prebuilt binary loads for linux-x64: building it from source with cargo/);
+    expect(said).toMatch(/no prebuilt binary loads for linux-x64-gnu: building it from source with cargo/);
     expect(said).toContain('[dotty-pi-ext] built dotty-pi-ext.linux-x64-gnu.node');
     const home = path.join(work, 'home-src');
     await piInstall(home, src);
@@ -119,7 +119,7 @@ describe.sequential('pi install in pi 1.6.0', () => {
   it('neither a binary nor Rust: the install step and the load each say what to do; pi starts', async () => {
     const src = sourceCopy('bare');
     const { stderr: said } = await run(process.execPath, [path.join(src, 'scripts/install.cjs')], { cwd: src, env: { ...process.env, PATH: pathWithoutRust(), npm_config_omit: 'dev' } });
-    expect(said.trim().split('\n')).toEqual([expect.stringMatching(/^\[dotty-pi-ext\] no prebuilt binary loads for linux-x64 and no Rust toolchain is on PATH: .*dotty-pi-ext-linux-x64-gnu.*npm run build/)]);
+    expect(said.trim().split('\n')).toEqual([expect.stringMatching(/^\[dotty-pi-ext\] no prebuilt binary loads for linux-x64-gnu and no Rust toolchain is on PATH: .*dotty-pi-ext-linux-x64-gnu.*npm run build/)]);
     expect(fs.existsSync(path.join(src, 'dotty-pi-ext.linux-x64-gnu.node'))).toBe(false);
     const home = path.join(work, 'home-bare');
     await piInstall(home, src);

