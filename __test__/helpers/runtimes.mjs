@@ -91,7 +91,7 @@ export function directRuntimes() {
  */
 export function productionRuntimes() {
   return [
-    { name: 'glibc Node 25.9', triple: 'linux-x64-gnu', bin: nodeBin('25.9.0') },
+    { name: 'glibc Node 25.9', triple: 'linux-x64-gnu', bin: nodeBin('25.9') },
     { name: 'musl Node 24', triple: 'linux-x64-musl', bin: muslNode() },
   ];
 }
