@@ -25,6 +25,8 @@ const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Bridge {
     pub cfg: PalaceConfig,
     mcp_cfg: McpConfig,
+    /// The names no palace tool may take (the voice tools'), handed in by the extension.
+    reserved: Vec<&'static str>,
     /// The MCP client in use and why the palace can't be had, if so (`/mempalace reconnect`
     /// replaces the client).
     current: Arc<CurrentClient>,
@@ -221,14 +223,15 @@ pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
 impl Bridge {
     /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
     /// (a small file) but starts nothing.
-    pub fn from_config(cfg: PalaceConfig, mcp: McpConfig) -> Option<Arc<Bridge>> {
-        cfg.enabled().then(|| Arc::new(Bridge::new(cfg, mcp)))
+    /// `reserved`: the names no palace tool may take (the voice tools').
+    pub fn from_config(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Option<Arc<Bridge>> {
+        cfg.enabled().then(|| Arc::new(Bridge::new(cfg, mcp, reserved)))
     }
 
-    pub fn new(cfg: PalaceConfig, mcp: McpConfig) -> Bridge {
+    pub fn new(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Bridge {
         let cache_key = cache::key(&mcp);
         let cache_path = cfg.tools_cache_path();
-        let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
+        let cached = cache::load(&cache_path, &cache_key, &reserved).unwrap_or_else(|why| {
             crate::diag!(
                 "mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake",
                 cache_path.display()
@@ -241,6 +244,7 @@ impl Bridge {
         Bridge {
             cfg,
             mcp_cfg: mcp,
+            reserved,
             current,
             cache_path,
             cache_key,
@@ -396,7 +400,7 @@ impl Bridge {
         match client.connect().await {
             Ok(list) => {
                 self.current.set_failed(None);
-                let admitted = crate::palace::tools::admit(list);
+                let admitted = crate::palace::tools::admit(list, &self.reserved);
                 // Said with the names taken in pi, when the tools are next handed to pi.
                 *lock(&self.pending_refused) = Some(admitted.refused);
                 let tools = admitted.tools;
@@ -405,7 +409,7 @@ impl Bridge {
                     crate::palace::tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
                 let changed = *lock(&self.tools) != tools || *lock(&self.server) != server;
                 if changed {
-                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server) {
+                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server, &self.reserved) {
                         crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
                     }
                     *lock(&self.tools) = tools.clone();

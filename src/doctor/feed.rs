@@ -2,8 +2,8 @@
 
 use crate::palace::export::passes_quality_gate;
 use crate::palace::feed::{FeedOutcome, SkipReason};
-use crate::palace::process::resolve_bin;
 use crate::palace::PalaceConfig;
+use crate::process_group::resolve_bin;
 use std::path::{Path, PathBuf};
 
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.

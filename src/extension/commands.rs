@@ -156,7 +156,7 @@ mod tests {
         let get = move |k: &str| map.get(k).cloned();
         let (pal, _) = crate::palace::PalaceConfig::from_lookup(&get);
         let (mcp, _) = crate::mcp::McpConfig::from_lookup(&get);
-        Extension::new(None, crate::bridge::Bridge::from_config(pal, mcp), None)
+        Extension::new(None, crate::bridge::Bridge::from_config(pal, mcp, crate::voice::Tool::names()), None)
     }
 
     #[test]

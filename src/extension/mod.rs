@@ -78,7 +78,7 @@ fn from_env() -> Extension {
     }
     let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
     let bridge_off = cfg.palace.off.clone();
-    let bridge = Bridge::from_config(cfg.palace, cfg.mcp);
+    let bridge = Bridge::from_config(cfg.palace, cfg.mcp, crate::voice::Tool::names());
     Extension::new(voice, bridge, bridge_off)
 }
 

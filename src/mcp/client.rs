@@ -407,7 +407,7 @@ impl McpClient {
         let Some(url) = url.parse() else { return };
         let host = url.host_str().unwrap_or_default();
         if url.scheme() == "http"
-            && !crate::config::is_loopback_host(host)
+            && !crate::http::is_loopback_host(host)
             && !self.warned_plain_http.swap(true, Ordering::Relaxed)
         {
             crate::diag!(

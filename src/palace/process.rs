@@ -6,31 +6,14 @@
 //! that starts with `-` is refused before anything runs.
 
 use super::PalaceError;
-use std::path::{Path, PathBuf};
+use crate::process_group::resolve_bin;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// Stdout/stderr kept from an exporter or rsync (the rest is read and dropped).
 const MAX_CAPTURE: usize = 64 * 1024;
-
-/// `bin` as an executable path: a name containing `/` is taken as is, anything else is looked
-/// up in `path_var` (a `PATH` value). `None` when it isn't an executable file.
-pub(crate) fn resolve_bin(bin: &str, path_var: Option<&str>) -> Option<PathBuf> {
-    if bin.is_empty() {
-        return None;
-    }
-    if bin.contains('/') {
-        let p = PathBuf::from(bin);
-        return is_executable(&p).then_some(p);
-    }
-    path_var?.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(bin)).find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
 
 /// What a finished child process left behind.
 struct Finished {
@@ -215,6 +198,7 @@ pub async fn rsync_to_remote(
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
     use std::time::Instant;
 
     fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -222,19 +206,6 @@ mod tests {
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         p
-    }
-
-    #[test]
-    fn resolves_bins() {
-        let d = tempfile::tempdir().unwrap();
-        let s = script(d.path(), "mempalace-pi-session", "true");
-        std::fs::write(d.path().join("not-exec"), "x").unwrap();
-        let path = format!("/nonexistent:{}", d.path().display());
-        assert_eq!(resolve_bin("mempalace-pi-session", Some(&path)), Some(s.clone()));
-        assert_eq!(resolve_bin("not-exec", Some(&path)), None);
-        assert_eq!(resolve_bin("mempalace-pi-session", None), None);
-        assert_eq!(resolve_bin(s.to_str().unwrap(), None), Some(s));
-        assert_eq!(resolve_bin("", Some(&path)), None);
     }
 
     #[tokio::test]

@@ -57,6 +57,11 @@ impl Tool {
         }
     }
 
+    /// Every voice tool's name: the names the palace's tools may never take.
+    pub fn names() -> Vec<&'static str> {
+        Tool::ALL.into_iter().map(Tool::name).collect()
+    }
+
     /// The voice tool called `name`, if one is.
     pub(crate) fn named(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == name)
@@ -184,6 +189,7 @@ mod tests {
             assert_eq!(Tool::named(t.name()), Some(t));
         }
         assert_eq!(Tool::named("bash"), None);
+        assert_eq!(Tool::names(), crate::palace::tools::RESERVED_IN_TESTS, "the palace's tests reserve the same names");
         let direct: Vec<&str> = Tool::ALL.into_iter().filter(|t| t.is_direct()).map(Tool::name).collect();
         assert_eq!(direct, ["memory_lookup", "remember", "recall_person"]);
     }

@@ -80,7 +80,7 @@ pub(crate) fn unredacted_warning(cfg: &PalaceConfig) -> Option<String> {
     if cfg.redact == super::config::Redact::Off {
         return Some("mempalace feed: MEMPALACE_FEED_REDACT=off: transcripts are fed to the palace unredacted (unsafe for a shared palace)".into());
     }
-    let bin = super::process::resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref())?;
+    let bin = crate::process_group::resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref())?;
     cfg.remote.then(|| format!(
         "mempalace feed: the external exporter {} sends transcripts to the remote palace itself: they leave unredacted (unset MEMPALACE_FEED_BIN or take it off PATH to use the built-in, redacting exporter)",
         bin.display()
