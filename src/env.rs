@@ -153,7 +153,7 @@ pub fn process(name: &str) -> Option<String> {
 }
 
 /// Every variable of this process's environment (name, value; not UTF-8 ones skipped): what the
-/// feed's redactor matches exactly ([`crate::palace::redact`] picks the secrets by name).
+/// feed's redactor matches exactly ([`crate::palace::feed::redact`] picks the secrets by name).
 pub fn process_all() -> Vec<(String, String)> {
     std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
 }

@@ -4,7 +4,6 @@
 //! with `cargo test --no-default-features`. `node` is the only module that says `#[napi]`.
 
 pub mod brain;
-pub mod bridge;
 pub mod config;
 pub mod diag;
 pub mod doctor;

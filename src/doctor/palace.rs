@@ -6,7 +6,7 @@
 
 use super::Check;
 use crate::mcp::{McpClient, McpConfig, McpError};
-use crate::palace::export;
+use crate::palace::feed::export;
 use crate::palace::feed::{LastFeed, Ran, SkipReason};
 use crate::palace::files::age;
 use crate::palace::{cache, PalaceConfig};

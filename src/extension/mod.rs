@@ -19,8 +19,8 @@ pub use commands::{CommandReply, CommandSpec, FooterStatus};
 pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
 
-use crate::bridge::Bridge;
 use crate::config::Config;
+use crate::palace::bridge::Bridge;
 use crate::palace::wakeup::{RunStart, WakeupMessage};
 use crate::voice::turn_log::Message;
 use crate::voice::Voice;

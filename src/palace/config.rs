@@ -134,7 +134,7 @@ impl PalaceConfig {
         let agent_dir = expanded("PI_CODING_AGENT_DIR").unwrap_or_else(|| PathBuf::from(r.home()).join(".pi/agent"));
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = r.text("MEMPALACE_PI_SSH_TARGET");
-        let ssh_refused = ssh_target.as_deref().and_then(super::process::refused_ssh_target);
+        let ssh_refused = ssh_target.as_deref().and_then(super::feed::process::refused_ssh_target);
         let tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_TOOLS").as_deref());
         if !tools.is_all() {
             r.shown("MEMPALACE_TOOLS", tools.to_string());

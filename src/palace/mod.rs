@@ -4,17 +4,15 @@
 //! Plain Rust, no napi and no MCP transport: everything that talks to the palace goes through
 //! [`PalaceCaller`], which the MCP client implements (and the tests fake).
 
+pub mod bridge;
 pub mod cache;
 pub mod config;
 pub mod diary;
 pub mod error;
-pub mod export;
 pub mod exposure;
 pub mod feed;
 pub mod files;
 pub mod pi_mcp;
-pub mod process;
-pub mod redact;
 pub mod tool_filter;
 pub mod tools;
 pub mod wakeup;

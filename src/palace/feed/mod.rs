@@ -12,9 +12,12 @@
 //! This module schedules; the skip rules that depend on the configuration alone are here too
 //! ([`SkipReason::of_config`]), for `doctor` and the dry run to say.
 
+pub mod export;
 mod lock;
 mod outcome;
 mod pipeline;
+pub mod process;
+pub mod redact;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +26,8 @@ pub(crate) use outcome::path as outcome_path;
 pub use outcome::{last_feed_line, redaction_line, LastFeed, Ran};
 
 use super::{PalaceCaller, PalaceConfig, PalaceError};
+// The palace modules the feed's own files (export, process, redact) name as `super::…`.
+use super::{config, files, tools};
 use crate::diag;
 use crate::sync::lock;
 use futures_util::FutureExt;
@@ -95,7 +100,7 @@ pub enum FeedOutcome {
         source: String,
         output: String,
         /// What redaction replaced in what was fed, per kind (never the values).
-        redacted: crate::palace::redact::Counts,
+        redacted: crate::palace::feed::redact::Counts,
     },
     /// Nothing changed since the last export.
     NothingToFeed,

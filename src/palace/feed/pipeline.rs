@@ -3,16 +3,16 @@
 //! through the extension's own MCP client (`mempalace_mine`), and the built-in export's state is
 //! committed only once the mine succeeded. Bounded by the prepare timeout plus the mine timeout.
 //!
-//! Redaction ([`crate::palace::redact`]) happens in step 1: the built-in exporter redacts what it
+//! Redaction ([`crate::palace::feed::redact`]) happens in step 1: the built-in exporter redacts what it
 //! stages; in local mode the files under an external exporter's `MINE_SOURCE` are redacted in
 //! place before the mine (a remote external exporter has sent them already: said once at load).
 
 use super::lock::FeedLock;
 use super::{lacks_ssh_target, FeedOutcome, SkipReason};
 use crate::diag;
-use crate::palace::export::{BuiltinExporter, StagedExport};
-use crate::palace::process::{rsync_to_remote, run_external};
-use crate::palace::redact::{self, Counts, Redactor};
+use crate::palace::feed::export::{BuiltinExporter, StagedExport};
+use crate::palace::feed::process::{rsync_to_remote, run_external};
+use crate::palace::feed::redact::{self, Counts, Redactor};
 use crate::palace::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
 use crate::process_group::resolve_bin;
 use serde_json::json;
