@@ -61,23 +61,15 @@ impl Registration {
     /// ignores it, and once seen a pi with exposure gets them again if that changed).
     pub fn palace_tools(&mut self, ext: &Extension, pi: Option<PiView>) -> PalaceTools {
         let Some(bridge) = &ext.bridge else { return PalaceTools::default() };
-        let in_force = match &pi {
-            Some(view) => bridge.expose_on(view),
-            None => bridge.exposure(),
-        };
         let taken: Vec<String> = pi
             .as_ref()
             .map(|v| v.names.iter().filter(|n| !self.given.contains_key(*n)).cloned().collect())
             .unwrap_or_default();
-        let namespace = bridge.namespace();
-        let tools: Vec<ToolSpec> = bridge
-            .tools_for_pi(&taken)
-            .into_iter()
-            .map(|t| {
-                let exposure = bridge.tool_exposure(&in_force, &t.name);
-                palace_spec(t, exposure, Some(namespace.clone()))
-            })
-            .collect();
+        let offer = bridge.registration(pi.as_ref(), &taken);
+        let in_force = offer.in_force;
+        let namespace = offer.namespace;
+        let tools: Vec<ToolSpec> =
+            offer.tools.into_iter().map(|(t, exposure)| palace_spec(t, exposure, Some(namespace.clone()))).collect();
         let reached = tools.iter().any(|t| t.exposure.is_some());
         // On a pi without exposure every tool registered is direct, whatever it was given.
         let tools = self.keep_changed(tools, pi.as_ref().is_none_or(|v| v.exposure));
@@ -113,24 +105,14 @@ impl Extension {
     /// `MEMPALACE_TOOLS` let through) once the background handshake is done; empty when the palace
     /// can't be had.
     pub async fn palace_tools(&self) -> Vec<ToolSpec> {
-        match self.bridge.clone() {
-            Some(b) => b
-                .connect()
-                .await
-                .map(|tools| {
-                    let in_force = b.exposure();
-                    b.cfg
-                        .tools
-                        .apply(tools)
-                        .into_iter()
-                        .map(|t| {
-                            let exposure = b.tool_exposure(&in_force, &t.name);
-                            palace_spec(t, exposure, Some(b.namespace()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            None => Vec::new(),
+        let Some(bridge) = self.bridge.clone() else { return Vec::new() };
+        match bridge.registration_when_connected().await {
+            Ok(offer) => offer
+                .tools
+                .into_iter()
+                .map(|(t, exposure)| palace_spec(t, exposure, Some(offer.namespace.clone())))
+                .collect(),
+            Err(_) => Vec::new(),
         }
     }
 

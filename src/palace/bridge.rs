@@ -59,6 +59,17 @@ pub struct Bridge {
     said_unmatched: AtomicBool,
 }
 
+/// The palace tools one load of the extension may register ([`Bridge::registration`]).
+#[derive(Debug)]
+pub(crate) struct Offer {
+    /// The exposure in force.
+    pub(crate) in_force: InForce,
+    /// Each tool with the `exposure` it is registered with (`None`: direct).
+    pub(crate) tools: Vec<(ToolInfo, Option<&'static str>)>,
+    /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
+    pub(crate) namespace: Value,
+}
+
 /// Why the bridge has no palace to offer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Unavailable {
@@ -277,7 +288,7 @@ impl Bridge {
     /// names something else in this pi process has (`taken`: pi's tool names, minus this
     /// extension's own). A name taken is said once on stderr, on the same line as what the last
     /// handshake refused (one line per handshake).
-    pub(crate) fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
+    fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
         let known = self.offered_tools();
         let clash: Vec<String> =
             crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
@@ -309,7 +320,7 @@ impl Bridge {
     /// The exposure in force on the pi `view` describes: resolved (and remembered) from
     /// `MEMPALACE_EXPOSURE` and what pi can do; a fallback from what was asked is said once on
     /// stderr.
-    pub(crate) fn expose_on(&self, view: &PiView) -> InForce {
+    fn expose_on(&self, view: &PiView) -> InForce {
         let in_force = exposure::resolve(&self.cfg.exposure, view);
         let mut current = lock(&self.exposure);
         if current.as_ref() != Some(&in_force) {
@@ -323,18 +334,47 @@ impl Bridge {
 
     /// The exposure in force: as resolved on pi's view, or, before pi's view was seen, the one
     /// the tools are registered with at load.
-    pub(crate) fn exposure(&self) -> InForce {
+    fn exposure(&self) -> InForce {
         lock(&self.exposure).clone().unwrap_or_else(|| InForce::tentative(&self.cfg.exposure))
     }
 
     /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
-    pub(crate) fn namespace(&self) -> Value {
+    fn namespace(&self) -> Value {
         exposure::namespace(&lock(&self.server))
     }
 
     /// The `exposure` the tool `name` is registered with (`None`: direct).
-    pub(crate) fn tool_exposure(&self, in_force: &InForce, name: &str) -> Option<&'static str> {
+    fn tool_exposure(&self, in_force: &InForce, name: &str) -> Option<&'static str> {
         exposure::tool_exposure(&self.cfg.exposure, in_force, name)
+    }
+
+    /// What one load of the extension may register now, asked once: the exposure in force on pi's
+    /// `view` (`None` while pi loads extensions: the one asked for), the tools pi may register (not
+    /// those whose names are `taken` in pi), each with its exposure, and the palace's namespace.
+    pub(crate) fn registration(&self, view: Option<&PiView>, taken: &[String]) -> Offer {
+        let in_force = match view {
+            Some(view) => self.expose_on(view),
+            None => self.exposure(),
+        };
+        self.offer(in_force, self.tools_for_pi(taken))
+    }
+
+    /// The server's own tools, once the handshake is done, as [`Bridge::registration`] offers them
+    /// (every tool `MEMPALACE_TOOLS` lets through; pi sorts out the names taken when it registers).
+    pub(crate) async fn registration_when_connected(&self) -> Result<Offer, McpError> {
+        let tools = self.connect().await?;
+        Ok(self.offer(self.exposure(), self.cfg.tools.apply(tools)))
+    }
+
+    fn offer(&self, in_force: InForce, tools: Vec<ToolInfo>) -> Offer {
+        let tools = tools
+            .into_iter()
+            .map(|t| {
+                let exposure = self.tool_exposure(&in_force, &t.name);
+                (t, exposure)
+            })
+            .collect();
+        Offer { in_force, tools, namespace: self.namespace() }
     }
 
     /// The system prompt section on the palace tools not declared, once pi's view was seen.
