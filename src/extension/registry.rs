@@ -3,7 +3,7 @@
 //! when its exposure changed), with the tool pi reaches them through (`palace::exposure`).
 
 use super::Extension;
-use crate::palace::exposure::PiView;
+use crate::palace::exposure::{Exposure, PiView};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -66,11 +66,14 @@ impl Registration {
             .map(|v| v.names.iter().filter(|n| !self.given.contains_key(*n)).cloned().collect())
             .unwrap_or_default();
         let offer = bridge.registration(pi.as_ref(), &taken);
-        let in_force = offer.in_force;
-        let namespace = offer.namespace;
+        let (in_force, namespace) = (offer.in_force, offer.namespace);
         let tools: Vec<ToolSpec> =
             offer.tools.into_iter().map(|(t, exposure)| palace_spec(t, exposure, Some(namespace.clone()))).collect();
-        let reached = tools.iter().any(|t| t.exposure.is_some());
+        // Before any tool list is known (a first start, no cache) the configuration says whether
+        // the palace's tools will be reached through pi's tool, as pi's own MCP activates it from
+        // its configuration: a prompt sent before the handshake ends reaches the palace then.
+        let reached =
+            tools.iter().any(|t| t.exposure.is_some()) || (!offer.listed && in_force.mode != Exposure::Direct);
         // On a pi without exposure every tool registered is direct, whatever it was given.
         let tools = self.keep_changed(tools, pi.as_ref().is_none_or(|v| v.exposure));
         let mut activate = Vec::new();
@@ -171,6 +174,41 @@ mod tests {
             namespace: None,
             annotations: None,
         }
+    }
+
+    /// An extension whose bridge is configured by `vars`, its agent dir (the tool cache's) `dir`.
+    fn palace_only(dir: &std::path::Path, vars: &[(&str, &str)]) -> Extension {
+        let mut map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        map.insert("PI_CODING_AGENT_DIR".into(), dir.display().to_string());
+        let get = move |k: &str| map.get(k).cloned();
+        let (pal, _) = crate::palace::PalaceConfig::from_lookup(&get);
+        let (mcp, _) = crate::mcp::McpConfig::from_lookup(&get);
+        Extension::new(None, crate::palace::bridge::Bridge::from_config(pal, mcp, crate::voice::Tool::names()), None)
+    }
+
+    #[test]
+    fn a_first_start_without_a_tool_cache_activates_the_reaching_tool_from_the_configuration() {
+        let pi = |reaching: &str| PiView {
+            names: vec![reaching.into()],
+            exposure: true,
+            reaching: vec![reaching.into()],
+            active: Vec::new(),
+        };
+        for (asked, via) in [("codemode", "codemode"), ("deferred", "tool_search")] {
+            let dir = tempfile::tempdir().unwrap();
+            let ext = palace_only(dir.path(), &[("MEMPALACE_EXPOSURE", asked)]);
+            let mut r = Registration::default();
+            let first = r.palace_tools(&ext, Some(pi(via)));
+            assert!(first.tools.is_empty(), "no cache: no tool yet");
+            assert_eq!(first.activate, [via], "{asked}: pi's `{via}` is activated before the handshake ends");
+            assert!(r.palace_tools(&ext, Some(pi(via))).activate.is_empty(), "once a load");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let direct = palace_only(dir.path(), &[("MEMPALACE_EXPOSURE", "direct")]);
+        assert!(
+            Registration::default().palace_tools(&direct, Some(pi("codemode"))).activate.is_empty(),
+            "direct: nothing"
+        );
     }
 
     #[test]

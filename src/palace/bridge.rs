@@ -68,6 +68,9 @@ pub(crate) struct Offer {
     pub(crate) tools: Vec<(ToolInfo, Option<&'static str>)>,
     /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
     pub(crate) namespace: Value,
+    /// A tool list is known (the cache's or the server's): false on a first start before the
+    /// handshake is done.
+    pub(crate) listed: bool,
 }
 
 /// Why the bridge has no palace to offer.
@@ -374,7 +377,7 @@ impl Bridge {
                 (t, exposure)
             })
             .collect();
-        Offer { in_force, tools, namespace: self.namespace() }
+        Offer { in_force, tools, namespace: self.namespace(), listed: !lock(&self.tools).is_empty() }
     }
 
     /// The system prompt section on the palace tools not declared, once pi's view was seen.
