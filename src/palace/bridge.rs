@@ -156,7 +156,7 @@ impl CurrentClient {
 
     /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
     /// succeeded, or the client gave up (respawn budget used up, a wrong token). Feeding does no
-    /// work then (contracts/trust-and-limits.md).
+    /// work then (docs/trust.md).
     fn unavailable(&self) -> Option<Unavailable> {
         let s = self.client().stats();
         let failed = lock(&self.failed).clone();

@@ -1,5 +1,5 @@
 //! The bridge's environment → [`PalaceConfig`]. Names and defaults are part of the interface
-//! (contracts/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]. A malformed number is
+//! (docs/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]. A malformed number is
 //! reported as a warning and the default is used.
 
 use crate::env::EnvReader;

@@ -1,6 +1,6 @@
 //! Which palace tools pi may see: the one validator for a live `tools/list` and the cache file.
 //!
-//! The palace is untrusted (contracts/trust-and-limits.md). A tool named like one of pi's
+//! The palace is untrusted (docs/trust.md). A tool named like one of pi's
 //! built-ins or a voice tool would replace it (every `bash` call going to the palace), a name with
 //! spaces or newlines breaks the model's tool calls, and a schema of a million values costs pi its
 //! memory and its start. So a tool is taken only when its name matches `^[A-Za-z0-9_-]{1,64}$` and
