@@ -400,7 +400,7 @@ impl Bridge {
             "exposure: {}{via}{seen}, {direct} of {} tools direct (MEMPALACE_EXPOSURE={asked}, MEMPALACE_DIRECT_TOOLS={})",
             in_force.mode,
             offered.len(),
-            if self.cfg.exposure.direct_tools.is_all() { "none".to_string() } else { self.cfg.exposure.direct_tools.to_string() }
+            self.cfg.exposure.direct_tools
         )
     }
 

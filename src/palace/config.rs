@@ -59,8 +59,8 @@ fn read_exposure(r: &EnvReader<'_>) -> super::exposure::ExposureConfig {
         }
         e
     });
-    let direct_tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
-    if !direct_tools.is_all() {
+    let direct_tools = super::tool_filter::ToolFilter::parse_listed(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
+    if direct_tools.is_listed() {
         r.shown("MEMPALACE_DIRECT_TOOLS", direct_tools.to_string());
     }
     super::exposure::ExposureConfig { asked, direct_tools }
@@ -244,6 +244,8 @@ mod tests {
         assert!(c.exposure.direct_tool("mempalace_diary_write") && !c.exposure.direct_tool("mempalace_kg_add"));
         let (c, w) = cfg(&[("MEMPALACE_EXPOSURE", "hidden")]);
         assert_eq!(c.exposure.asked, None);
+        assert!(!c.exposure.direct_tools.allows("mempalace_search"), "unset: the filter itself lists nothing");
+        assert_eq!(c.exposure.direct_tools.to_string(), "none");
         assert_eq!(w, ["MEMPALACE_EXPOSURE=\"hidden\" is not codemode, deferred or direct; using the default"]);
     }
 

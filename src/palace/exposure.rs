@@ -64,12 +64,20 @@ impl fmt::Display for Exposure {
 }
 
 /// `MEMPALACE_EXPOSURE` and `MEMPALACE_DIRECT_TOOLS` as read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExposureConfig {
     /// `None`: unset (codemode where pi has exposure, else direct, silently).
     pub asked: Option<Exposure>,
-    /// The tools declared directly whatever the mode (same globs as `MEMPALACE_TOOLS`; unset: none).
+    /// The tools declared directly whatever the mode (same globs as `MEMPALACE_TOOLS`; unset:
+    /// nothing listed).
     pub direct_tools: ToolFilter,
+}
+
+impl Default for ExposureConfig {
+    /// Both unset: the mode wanted where pi can do anything, and no tool declared directly.
+    fn default() -> Self {
+        ExposureConfig { asked: None, direct_tools: ToolFilter::NothingListed }
+    }
 }
 
 impl ExposureConfig {
@@ -80,7 +88,7 @@ impl ExposureConfig {
 
     /// Whether `MEMPALACE_DIRECT_TOOLS` names `tool`.
     pub fn direct_tool(&self, tool: &str) -> bool {
-        !self.direct_tools.is_all() && self.direct_tools.allows(tool)
+        self.direct_tools.allows(tool)
     }
 }
 
@@ -239,7 +247,7 @@ mod tests {
     use super::*;
 
     fn cfg(asked: Option<&str>, direct: Option<&str>) -> ExposureConfig {
-        ExposureConfig { asked: asked.and_then(Exposure::parse), direct_tools: ToolFilter::parse(direct) }
+        ExposureConfig { asked: asked.and_then(Exposure::parse), direct_tools: ToolFilter::parse_listed(direct) }
     }
 
     fn pi(exposure: bool, reaching: &[&str]) -> PiView {
