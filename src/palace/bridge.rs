@@ -175,8 +175,8 @@ impl CurrentClient {
 struct ClientCaller(Arc<CurrentClient>);
 
 impl PalaceCaller for ClientCaller {
-    fn down_reason(&self) -> Option<String> {
-        self.0.unavailable().map(|u| u.to_string())
+    fn down_reason(&self) -> Option<Unavailable> {
+        self.0.unavailable()
     }
 
     /// Owns the call's bound: when `timeout` runs out the request is cancelled, on the server too

@@ -42,7 +42,7 @@ pub trait PalaceCaller: Send + Sync {
 
     /// Why the palace can't be had right now (never connected, or given up on), or None while
     /// it can or may still be. Feeding does no work while this is Some.
-    fn down_reason(&self) -> Option<String> {
+    fn down_reason(&self) -> Option<bridge::Unavailable> {
         None
     }
 }
@@ -76,7 +76,8 @@ impl PalaceCaller for test_support::FakeCaller {
         })
     }
 
-    fn down_reason(&self) -> Option<String> {
-        self.down.lock().unwrap().clone()
+    /// The fake's reason, as a server that could not be started for it.
+    fn down_reason(&self) -> Option<bridge::Unavailable> {
+        self.down.lock().unwrap().clone().map(|why| bridge::Unavailable::Handshake(crate::mcp::McpError::Spawn(why)))
     }
 }

@@ -35,7 +35,7 @@ pub(super) async fn run(
         Err(e) => {
             return FeedOutcome::Failed(PalaceError::Lock {
                 path: cfg.lock_path().display().to_string(),
-                error: e.to_string(),
+                error: e.into(),
             })
         }
     };
@@ -89,7 +89,7 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(|_| PalaceError::ExportTimedOut(cfg.prepare_timeout))?
         .map_err(|e| PalaceError::ExportTask(e.to_string()))?
-        .map_err(|e| PalaceError::Export(e.to_string()))
+        .map_err(|e| PalaceError::Export(e.into()))
 }
 
 async fn prepare(cfg: &PalaceConfig, reason: &str, cell: &Arc<RedactorCell>) -> Result<Option<Prepared>, PalaceError> {

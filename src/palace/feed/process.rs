@@ -38,10 +38,10 @@ async fn run_captured(
         cmd.env_remove(var);
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
-    let mut child = cmd.spawn().map_err(|e| PalaceError::Spawn { what: what.to_string(), error: e.to_string() })?;
+    let mut child = cmd.spawn().map_err(|e| PalaceError::Spawn { what: what.to_string(), error: e.into() })?;
     let mut group = crate::process_group::ProcessGroup::of_leader(child.id().unwrap_or(0));
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-        let error = "its stdout or stderr is not a pipe".to_string();
+        let error = std::io::Error::other("its stdout or stderr is not a pipe").into();
         return Err(PalaceError::Spawn { what: what.to_string(), error });
     };
     let work = async {
@@ -51,7 +51,7 @@ async fn run_captured(
     match tokio::time::timeout(timeout, work).await {
         Ok((stdout, stderr, status)) => {
             group.clear(Duration::ZERO).await; // helpers it left behind (usually none: a no-op)
-            let status = status.map_err(|e| PalaceError::Wait { what: what.to_string(), error: e.to_string() })?;
+            let status = status.map_err(|e| PalaceError::Wait { what: what.to_string(), error: e.into() })?;
             Ok(Finished { status, stdout, stderr })
         }
         Err(_) => {
@@ -254,6 +254,15 @@ mod tests {
         // SAFETY: `fd` is this function's own (opened above) and not used after.
         unsafe { libc::close(fd) };
         ready == 1
+    }
+
+    #[tokio::test]
+    async fn an_exporter_that_cannot_start_keeps_its_io_error() {
+        let d = tempfile::tempdir().unwrap();
+        let err = run_external(&d.path().join("missing"), "quit", "w", Duration::from_secs(5)).await.unwrap_err();
+        assert!(err.to_string().starts_with("can't start "), "{err}");
+        let io = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<super::super::super::error::IoError>());
+        assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::NotFound), "{err:?}");
     }
 
     #[tokio::test]
