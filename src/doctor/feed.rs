@@ -6,6 +6,11 @@ use crate::palace::PalaceConfig;
 use crate::process_group::resolve_bin;
 use std::path::{Path, PathBuf};
 
+/// [`plan`] for this process's environment (`feed --dry-run`).
+pub fn plan_from_env() -> String {
+    plan(&crate::config::Config::from_env().palace)
+}
+
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.
 /// Reads only; stages, runs and sends nothing.
 pub fn plan(pal: &PalaceConfig) -> String {

@@ -18,11 +18,15 @@ pub use calls::{Done, ToolOutput};
 pub use commands::{CommandReply, CommandSpec, FooterStatus};
 pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
+// The core types the binding converts, from the halves that own them.
+pub use crate::palace::exposure::PiView;
+pub use crate::palace::wakeup::{RunStart, WakeupMessage};
+#[cfg(all(feature = "node", not(test)))] // the binding's alone (see lib.rs)
+pub(crate) use crate::voice::turn_log::{counts_block, reads_content};
+pub use crate::voice::turn_log::{Content, Message};
 
 use crate::config::Config;
 use crate::palace::bridge::Bridge;
-use crate::palace::wakeup::{RunStart, WakeupMessage};
-use crate::voice::turn_log::Message;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
