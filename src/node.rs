@@ -8,8 +8,8 @@ mod notices;
 mod turns;
 
 use crate::extension::{
-    Background, CommandReply, CommandSpec, Extension, FooterStatus, PalaceTools, PiView, Registration, RunStart, Stats,
-    ToolOutput, ToolSpec, WakeupMessage,
+    Background, CommandReply, CommandSpec, EventSpec, Extension, FooterStatus, PalaceTools, PiView, Registration,
+    RunStart, Stats, ToolOutput, ToolSpec, WakeupMessage,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -174,6 +174,20 @@ impl ToolRegistry {
         let view = pi.map(|v| PiView { names: v.names, exposure: v.exposure, reaching: v.reaching, active: v.active });
         self.0.palace_tools(ext(), view).into()
     }
+}
+
+/// A pi event the core handles: index.js hands it to the adapter `handler` names.
+#[napi(object)]
+pub struct EventDescriptor {
+    pub event: String,
+    pub handler: String,
+}
+
+/// The pi events the core handles (the palace's only while the bridge is on), as data.
+#[napi]
+pub fn pi_events() -> Vec<EventDescriptor> {
+    let describe = |e: EventSpec| EventDescriptor { event: e.event.into(), handler: e.handler.into() };
+    ext().pi_events().into_iter().map(describe).collect()
 }
 
 /// pi 1.x's system prompt section on the palace tools not declared to the model (how to reach

@@ -35,6 +35,27 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// A pi event the core handles, as data: index.js registers one handler per entry, and `handler`
+/// names the native call it ends in (the entry's adapter of the same name hands it pi's event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSpec {
+    pub event: &'static str,
+    pub handler: &'static str,
+}
+
+/// The events of both halves (the voice tools' turn log; where the core's notices go; shutdown).
+const EVENTS: [EventSpec; 3] = [
+    EventSpec { event: "session_start", handler: "sessionStart" },
+    EventSpec { event: "agent_end", handler: "logTurn" },
+    EventSpec { event: "session_shutdown", handler: "sessionShutdown" },
+];
+
+/// The events only the palace half handles: the debounced feed, the wake-up and the prompt section.
+const PALACE_EVENTS: [EventSpec; 2] = [
+    EventSpec { event: "agent_settled", handler: "agentSettled" },
+    EventSpec { event: "before_agent_start", handler: "beforeAgentStart" },
+];
+
 /// Counts how many times the state was built in this process (always 1: tests assert it).
 static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
 
@@ -97,6 +118,12 @@ impl Extension {
 
     pub fn get() -> &'static Extension {
         &EXTENSION
+    }
+
+    /// The pi events this state handles: the palace's only while the bridge is on.
+    pub fn pi_events(&self) -> Vec<EventSpec> {
+        let palace = self.bridge.as_ref().map_or(&[][..], |_| &PALACE_EVENTS[..]);
+        EVENTS.iter().chain(palace).cloned().collect()
     }
 
     /// Opens brain.db and starts the MemPalace handshake in the background, once per process.
@@ -197,5 +224,7 @@ mod tests {
         let mut r = Registration::default();
         assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).tools.is_empty());
         assert_eq!(ext.palace_prompt_section(), None);
+        let events: Vec<&str> = ext.pi_events().iter().map(|e| e.event).collect();
+        assert_eq!(events, ["session_start", "agent_end", "session_shutdown"], "no palace: none of its events");
     }
 }

@@ -52,3 +52,10 @@ pub fn notices_to_stderr() {
 pub fn release_notices() {
     crate::diag::release()
 }
+
+/// Says `text` as the core's own lines are said (a warning: stderr as `[dotty-pi-ext] <text>`, or
+/// once in pi's terminal UI): what the entry itself has to say goes through the same sink.
+#[napi]
+pub fn warn(text: String) {
+    crate::diag::say(crate::diag::Level::Warning, text)
+}
