@@ -23,7 +23,7 @@ const FLOORS = [
   ['config'],
   ['brain', 'services'],
   ['voice'],
-  ['error', 'bridge'],
+  ['error'],
   ['doctor', 'extension'],
   ['node', 'lib'],
 ];

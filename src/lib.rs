@@ -1,7 +1,7 @@
 //! dotty-pi-ext: Dotty's voice tools (and the MemPalace bridge) for the pi agent harness.
 //!
 //! The core (`config`, `text`, `brain`, `services`, `voice`, `mcp`, `palace`) knows nothing of Node and is tested
-//! with `cargo test --no-default-features`. `node` is the only module that says `#[napi]`.
+//! with `cargo test --no-default-features`. `node` (and its submodules) is the only module that says `#[napi]`.
 
 pub mod brain;
 pub mod config;
