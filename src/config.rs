@@ -31,7 +31,7 @@ pub(crate) struct Config {
 impl Config {
     /// Reads every variable once from `get` (the process environment in production). Only the
     /// environment: what runs uses [`Config::effective`].
-    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> Config {
+    pub(crate) fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> Config {
         let r = EnvReader::new(get);
         let voice = VoiceConfig::read(&r);
         let palace = PalaceConfig::read(&r);
@@ -56,7 +56,7 @@ impl Config {
     }
 
     /// The configuration of this process: its environment and working directory.
-    pub fn from_env() -> Config {
+    pub(crate) fn from_env() -> Config {
         Self::effective(&crate::env::process, std::env::current_dir().ok().as_deref())
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
 
 /// A client with the rules above; `unix_socket`: every request goes over this socket instead of
 /// TCP (a reqwest client binds one socket).
-pub fn client(unix_socket: Option<&Path>) -> Result<reqwest::Client, BuildError> {
+pub(crate) fn client(unix_socket: Option<&Path>) -> Result<reqwest::Client, BuildError> {
     build(USER_AGENT, unix_socket)
 }
 

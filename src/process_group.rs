@@ -37,7 +37,7 @@ impl ProcessGroup {
         ProcessGroup { pgid: pid as libc::pid_t, armed: pid > 0 }
     }
 
-    pub fn signal(&self, sig: libc::c_int) {
+    pub(crate) fn signal(&self, sig: libc::c_int) {
         if self.pgid > 0 {
             // SAFETY: kill(2) on our child's group. The group id stays reserved while any member
             // (zombies included) exists, and we stop signalling once none does.
@@ -56,7 +56,7 @@ impl ProcessGroup {
 
     /// SIGTERM (plus SIGCONT, so a stopped process can act on it) to the group, then SIGKILL after
     /// `grace`; returns once no member runs (bounded).
-    pub async fn clear(&mut self, grace: Duration) {
+    pub(crate) async fn clear(&mut self, grace: Duration) {
         if self.has_live_member() {
             self.signal(libc::SIGTERM);
             self.signal(libc::SIGCONT);

@@ -33,7 +33,7 @@ pub enum CommandReply {
 }
 
 /// The longest footer text: pi's footer shares one line with the other extensions' statuses.
-pub const FOOTER_MAX: usize = 40;
+pub(super) const FOOTER_MAX: usize = 40;
 
 /// The footer's short form of `state`; `/mempalace` has the rest.
 fn footer_text(state: &PalaceState) -> String {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// Wake-up is bounded by the request timeout; with `MEMPALACE_MCP_TIMEOUT_MS=0` (none) by this.
 const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub struct Bridge {
+pub(crate) struct Bridge {
     pub cfg: PalaceConfig,
     mcp_cfg: McpConfig,
     /// The names no palace tool may take (the voice tools'), handed in by the extension.
@@ -109,7 +109,7 @@ impl std::error::Error for Unavailable {}
 /// The palace's state as `/mempalace status` says it (its first line) and pi's footer shows it
 /// (`extension::commands` makes that short).
 #[derive(Debug, Clone, PartialEq)]
-pub enum PalaceState {
+pub(crate) enum PalaceState {
     /// No handshake done yet, or a respawn under way.
     Connecting,
     /// Connected: `offered` of the `known` tools are pi's (`MEMPALACE_TOOLS`).
@@ -212,7 +212,7 @@ impl PalaceCaller for ClientCaller {
 }
 
 /// The text blocks of an MCP result, joined with newlines.
-pub fn text_of(r: &CallResult) -> String {
+pub(crate) fn text_of(r: &CallResult) -> String {
     r.content
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -223,7 +223,7 @@ pub fn text_of(r: &CallResult) -> String {
 
 /// MCP content blocks → pi content blocks: text and images as they are, anything else (audio,
 /// resources) as its JSON text so the model still sees it.
-pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
+pub(crate) fn to_pi_content(r: &CallResult) -> Vec<Value> {
     r.content
         .iter()
         .map(|b| match b.get("type").and_then(Value::as_str) {
@@ -238,11 +238,11 @@ impl Bridge {
     /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
     /// (a small file) but starts nothing.
     /// `reserved`: the names no palace tool may take (the voice tools').
-    pub fn from_config(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Option<Arc<Bridge>> {
+    pub(crate) fn from_config(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Option<Arc<Bridge>> {
         cfg.enabled().then(|| Arc::new(Bridge::new(cfg, mcp, reserved)))
     }
 
-    pub fn new(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Bridge {
+    pub(crate) fn new(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Bridge {
         let cache_key = cache::key(&mcp);
         let cache_path = cfg.tools_cache_path();
         let cached = cache::load(&cache_path, &cache_key, &reserved).unwrap_or_else(|why| {
@@ -381,7 +381,7 @@ impl Bridge {
     }
 
     /// The system prompt section on the palace tools not declared, once pi's view was seen.
-    pub fn prompt_section(&self) -> Option<String> {
+    pub(crate) fn prompt_section(&self) -> Option<String> {
         let in_force = lock(&self.exposure).clone()?;
         let names: Vec<String> = self.offered_tools().into_iter().map(|t| t.name).collect();
         exposure::prompt_section(&self.cfg.exposure, &in_force, &names)
@@ -389,7 +389,7 @@ impl Bridge {
 
     /// `/mempalace status`'s exposure line: the mode in force, how it reaches the tools, how many
     /// are direct.
-    pub fn exposure_report(&self) -> String {
+    pub(crate) fn exposure_report(&self) -> String {
         let in_force = self.exposure();
         let offered = self.offered_tools();
         let direct = offered.iter().filter(|t| self.tool_exposure(&in_force, &t.name).is_none()).count();
@@ -405,7 +405,7 @@ impl Bridge {
     }
 
     /// The MCP client in use.
-    pub fn client(&self) -> Arc<McpClient> {
+    pub(crate) fn client(&self) -> Arc<McpClient> {
         self.current.client()
     }
 
@@ -413,7 +413,7 @@ impl Bridge {
     /// `palace::tools` lets them through, refreshing the cache file when they changed. A failure
     /// is said once on stderr and remembered: pi goes on without palace tools, and calls still try
     /// (the client self-heals within its budget).
-    pub async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
+    pub(crate) async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
         let mut done = self.connected.lock().await;
         if let Some(r) = &*done {
             return r.clone();
@@ -425,7 +425,7 @@ impl Bridge {
 
     /// `/mempalace reconnect`: a fresh client (a new server, a new respawn budget) and a new
     /// handshake. Feeding resumes when it succeeds.
-    pub async fn reconnect(&self) -> Result<Vec<ToolInfo>, Unavailable> {
+    pub(crate) async fn reconnect(&self) -> Result<Vec<ToolInfo>, Unavailable> {
         let mut done = self.connected.lock().await;
         if self.shut_down.load(Ordering::SeqCst) {
             return Err(Unavailable::ShutDown);
@@ -482,7 +482,7 @@ impl Bridge {
 
     /// The palace's state now: connecting, ready with the tools pi is offered, down and why, not
     /// installed, or stopped.
-    pub fn state(&self) -> PalaceState {
+    pub(crate) fn state(&self) -> PalaceState {
         match (self.current.unavailable(), self.client().stats().connected) {
             (Some(Unavailable::Handshake(McpError::NotInstalled { bin })), _) => PalaceState::NotInstalled { bin },
             (Some(why), _) => PalaceState::Down(why),
@@ -493,7 +493,7 @@ impl Bridge {
     }
 
     /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
-    pub fn status_report(&self) -> String {
+    pub(crate) fn status_report(&self) -> String {
         let s = self.client().stats();
         let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), ToString::to_string);
         [
@@ -540,7 +540,7 @@ impl Bridge {
     }
 
     /// One palace tool call for pi; waits for the background handshake first.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         name: &str,
         args: Value,
@@ -553,7 +553,7 @@ impl Bridge {
     /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a
     /// `--continue`d or `--session`-picked thread with reason `startup`; its context is already in
     /// the thread, so it is a resume, not a fresh session.
-    pub fn session_start(&self, reason: &str, has_messages: bool) {
+    pub(crate) fn session_start(&self, reason: &str, has_messages: bool) {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
     }
 
@@ -561,7 +561,7 @@ impl Bridge {
     /// message, or None (not fresh, already done, the palace didn't answer within the request
     /// timeout). A run an extension started (a custom message, the diary prompt) gets none and
     /// leaves the wake-up armed for the user's first prompt.
-    pub async fn wakeup(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
+    pub(crate) async fn wakeup(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
         if !self.sent_prompts.user_started(start) || !self.wakeup.take() {
             return None;
         }
@@ -576,7 +576,7 @@ impl Bridge {
 
     /// The `/mempalace-diary [topic]` user message; it says how to reach `mempalace_diary_write`
     /// when that tool is not declared to the model.
-    pub fn diary_prompt(&self, topic: &str) -> String {
+    pub(crate) fn diary_prompt(&self, topic: &str) -> String {
         let topic = topic.trim();
         let reach = exposure::reach_hint(&self.cfg.exposure, &self.exposure(), crate::palace::diary::DIARY_TOOL);
         let prompt = crate::palace::diary::diary_prompt(
@@ -590,7 +590,7 @@ impl Bridge {
 
     /// pi's `session_shutdown`: feeds the transcripts; on `quit` then stops the server. Bounded by
     /// the feed's own timeouts; never fails.
-    pub async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
+    pub(crate) async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
         let outcome = self.feeder.shutdown(reason).await;
         if reason == "quit" && !self.shut_down.swap(true, Ordering::SeqCst) {
             self.client().shutdown().await;
@@ -599,17 +599,17 @@ impl Bridge {
     }
 
     /// pi emitted `agent_settled`: from now on it, not `agent_end`, triggers the feed.
-    pub fn agent_settled_seen(&self) {
+    pub(crate) fn agent_settled_seen(&self) {
         self.settled_event.store(true, Ordering::Relaxed);
     }
 
     /// Whether `agent_end` triggers a feed: only in a pi that has no `agent_settled` event.
-    pub fn feeds_on_agent_end(&self) -> bool {
+    pub(crate) fn feeds_on_agent_end(&self) -> bool {
         !self.settled_event.load(Ordering::Relaxed)
     }
 
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
-    pub async fn settled(&self) -> FeedOutcome {
+    pub(crate) async fn settled(&self) -> FeedOutcome {
         self.feeder.settled().await
     }
 }

@@ -4,18 +4,18 @@
 //! Plain Rust, no napi and no MCP transport: everything that talks to the palace goes through
 //! [`PalaceCaller`], which the MCP client implements (and the tests fake).
 
-pub mod bridge;
+pub(crate) mod bridge;
 pub mod cache;
-pub mod config;
-pub mod diary;
-pub mod error;
-pub mod exposure;
+pub(crate) mod config;
+pub(crate) mod diary;
+pub(crate) mod error;
+pub(crate) mod exposure;
 pub mod feed;
-pub mod files;
-pub mod pi_mcp;
-pub mod tool_filter;
+pub(crate) mod files;
+pub(crate) mod pi_mcp;
+pub(crate) mod tool_filter;
 pub mod tools;
-pub mod wakeup;
+pub(crate) mod wakeup;
 
 pub use config::PalaceConfig;
 pub use error::PalaceError;

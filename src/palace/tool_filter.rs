@@ -91,7 +91,7 @@ impl fmt::Display for ToolFilter {
 }
 
 /// `name` matches `pattern`, where `*` stands for any run of characters (none included).
-pub fn glob(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = name.strip_prefix(first) else { return false };

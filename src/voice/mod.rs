@@ -3,8 +3,8 @@
 //! Every tool takes the raw JSON arguments the model produced and always answers with the contract's
 //! reply string: bad input and service failures are replies, not errors.
 
-pub mod clean_turns;
-pub mod descriptors;
+pub(crate) mod clean_turns;
+pub(crate) mod descriptors;
 mod memory;
 mod play_song;
 pub mod scaffolding;

@@ -16,7 +16,7 @@ pub mod export;
 mod lock;
 mod outcome;
 mod pipeline;
-pub mod process;
+pub(crate) mod process;
 pub mod redact;
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,7 @@ struct Finished {
 
 /// Variables no child of the feed gets: the palace's bearer token and the xiaozhi admin token
 /// (the exporter, rsync and the ssh that rsync starts have no use for them).
-pub const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
+pub(crate) const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
 
 /// Runs `cmd` with stdin null, stdout/stderr captured and the secrets out of its environment, in
 /// its own process group; after `timeout` the whole group is killed (SIGKILL) and an error
@@ -90,7 +90,7 @@ fn tail(text: &str, lines: usize) -> String {
 /// killed with its process group after `timeout`) and returns the path of its
 /// `MINE_SOURCE=<path>` line. `Ok(None)` when it succeeded without printing one (nothing to
 /// feed).
-pub async fn run_external(
+pub(crate) async fn run_external(
     bin: &Path,
     reason: &str,
     wing: &str,
@@ -122,7 +122,7 @@ pub async fn run_external(
 /// The rsync arguments that copy the contents of `local_dir` to `target:remote_path`.
 /// A leading `~/` in `remote_path` is dropped (rsync paths are relative to the remote home);
 /// the remote folder is created first through `--rsync-path`.
-pub fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_config: Option<&Path>) -> Vec<String> {
+pub(crate) fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_config: Option<&Path>) -> Vec<String> {
     let remote = remote_rel(remote_path);
     let mut ssh = String::from("ssh -o BatchMode=yes");
     if let Some(cfg) = ssh_config {
@@ -168,7 +168,7 @@ fn sh_quote(s: &str) -> String {
 
 /// Copies the staged folder to the palace host with `rsync` (found through `path_var`),
 /// killed after `timeout`.
-pub async fn rsync_to_remote(
+pub(crate) async fn rsync_to_remote(
     local_dir: &Path,
     target: &str,
     remote_path: &str,
