@@ -73,7 +73,7 @@ impl Registration {
         // the palace's tools will be reached through pi's tool, as pi's own MCP activates it from
         // its configuration: a prompt sent before the handshake ends reaches the palace then.
         let reached =
-            tools.iter().any(|t| t.exposure.is_some()) || (!offer.listed && in_force.mode != Exposure::Direct);
+            tools.iter().any(|t| t.exposure.is_some()) || (offer.awaiting && in_force.mode != Exposure::Direct);
         // On a pi without exposure every tool registered is direct, whatever it was given.
         let tools = self.keep_changed(tools, pi.as_ref().is_none_or(|v| v.exposure));
         let mut activate = Vec::new();
@@ -196,7 +196,7 @@ mod tests {
         };
         for (asked, via) in [("codemode", "codemode"), ("deferred", "tool_search")] {
             let dir = tempfile::tempdir().unwrap();
-            let ext = palace_only(dir.path(), &[("MEMPALACE_EXPOSURE", asked)]);
+            let ext = palace_only(dir.path(), &[("MEMPALACE_EXPOSURE", asked), ("MEMPALACE_MCP_BIN", "mempalace-mcp")]);
             let mut r = Registration::default();
             let first = r.palace_tools(&ext, Some(pi(via)));
             assert!(first.tools.is_empty(), "no cache: no tool yet");

@@ -68,9 +68,9 @@ pub(crate) struct Offer {
     pub(crate) tools: Vec<(ToolInfo, Option<&'static str>)>,
     /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
     pub(crate) namespace: Value,
-    /// A tool list is known (the cache's or the server's): false on a first start before the
-    /// handshake is done.
-    pub(crate) listed: bool,
+    /// No tool list is known yet (no cache, the handshake not done) and the palace may still come
+    /// (installed, not known down): a first start.
+    pub(crate) awaiting: bool,
 }
 
 /// Why the bridge has no palace to offer.
@@ -377,7 +377,10 @@ impl Bridge {
                 (t, exposure)
             })
             .collect();
-        Offer { in_force, tools, namespace: self.namespace(), listed: !lock(&self.tools).is_empty() }
+        let unlisted = lock(&self.tools).is_empty();
+        // A palace that is not installed, or known down, will bring no tools to reach.
+        let awaiting = unlisted && !self.mcp_cfg.not_installed() && self.state() == PalaceState::Connecting;
+        Offer { in_force, tools, namespace: self.namespace(), awaiting }
     }
 
     /// The system prompt section on the palace tools not declared, once pi's view was seen.
