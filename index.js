@@ -1,33 +1,24 @@
 'use strict';
-// pi extension entry: hands each pi event to the native core (src/extension/) and registers the tools,
-// commands and footer status it describes. No decision is made here; load.js converts.
-const { loadNative, piTool, piCommand, palaceRegistrar, palaceSection, hasMessages, footer, notices } = require('./load.js');
+// pi extension entry: registers the tools, commands and footer status the native core (src/extension/)
+// describes, and hands it each pi event it says it handles. No decision is made here; load.js converts.
+const { loadNative, unavailable, piTool, piCommand, palaceRegistrar } = require('./load.js');
+const { footer, notices, eventHandlers } = require('./load.js');
 const native = loadNative();
 
 module.exports = function dottyPiExt(pi) {
-  if (!native) return;
+  if (!native) return unavailable(pi);
   const speak = notices(native); // first: what the core says while it loads waits for session_start
   const { palaceEnabled } = native.init();
   const registry = new native.ToolRegistry();
   const register = (tool) => pi.registerTool(piTool(native, tool));
   registry.newVoiceTools().forEach(register);
-  const registerPalace = palaceEnabled ? palaceRegistrar(pi, registry, register) : () => {};
+  const registerPalace = palaceEnabled ? palaceRegistrar(native, pi, registry, register) : () => {};
   const show = palaceEnabled ? footer(native) : () => {};
-  pi.on('session_start', (e, ctx) => {
-    speak.start(ctx, () => show(ctx));
-    if (palaceEnabled) { native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx)); registerPalace(); show(ctx); }
-  });
-  pi.on('agent_end', (event) => { native.logTurn(event?.messages ?? []); });
-  pi.on('session_shutdown', (event) => { speak.stop(event?.reason); return native.sessionShutdown(event?.reason ?? 'quit'); });
-  if (!palaceEnabled) return;
   const refresh = (ctx) => { registerPalace(); show(ctx); };
+  const handlers = eventHandlers(native, { speak, refresh, show });
+  native.piEvents().forEach(({ event, handler }) => pi.on(event, handlers[handler]));
+  if (!palaceEnabled) return;
   registerPalace();
   native.palaceTools().then(() => refresh(), () => {});
-  pi.on('agent_settled', () => native.agentSettled());
-  pi.on('before_agent_start', async (e, ctx) => {
-    show(ctx);
-    palaceSection(native, e);
-    return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
-  });
   native.commands().forEach((c) => pi.registerCommand(c.name, piCommand(native, pi, c, refresh)));
 };

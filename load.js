@@ -6,14 +6,38 @@ let Type;
 try { ({ Type } = require('@sinclair/typebox')); } catch { Type = { Unsafe: (schema) => schema }; }
 let nextCallId = 1;
 
-/** The native module, or null (said on stderr, with what to do about it). */
-exports.loadNative = function loadNative() {
+let unloaded = null; // why the native module is missing, until it is said
+
+/**
+ * The native module, or null: why, with what to do about it, is said on stderr, or, while pi's
+ * stdout is a terminal (pi may draw its UI there), held for `unavailable` to say.
+ */
+exports.loadNative = function loadNative(load = () => require('./native.js')) {
   try {
-    return require('./native.js');
+    return load();
   } catch (e) {
-    console.error(`[dotty-pi-ext] native module unavailable, no tools registered: ${e.message}\n${loadHelp(e)}`);
+    unloaded = `[dotty-pi-ext] native module unavailable, no tools registered: ${e.message}\n${loadHelp(e)}`;
+    if (!process.stdout.isTTY) { console.error(unloaded); unloaded = null; }
     return null;
   }
+};
+
+/**
+ * Without the native module there is no core to say where a line goes, so its one rule
+ * (src/diag.rs, `Surface::of`) is applied here to the held line: at `session_start`, pi's terminal
+ * UI gets it once through `ctx.ui.notify`, anything else stderr.
+ */
+exports.unavailable = function unavailable(pi) {
+  if (unloaded == null) return;
+  pi.on('session_start', (_e, ctx) => {
+    const line = unloaded;
+    unloaded = null;
+    if (line == null) return;
+    const themes = (() => { try { return ctx?.ui?.getAllThemes?.()?.length ?? 0; } catch { return 0; } })();
+    const terminal = typeof ctx?.mode === 'string' ? ctx.mode === 'tui' : !!ctx?.hasUI && themes > 0;
+    if (terminal) { try { ctx.ui.notify(line.replace(/^\[dotty-pi-ext\] /, ''), 'warning'); return; } catch { /* gone */ } }
+    console.error(line);
+  });
 };
 
 /**
@@ -48,17 +72,17 @@ exports.piCommand = function piCommand(native, pi, command, refresh) {
 
 /**
  * Registers the palace tools pi may have now and adds the tool that reaches them (pi 1.x's
- * `codemode` or `tool_search`) to pi's active set when the core says so; a failure is said on
- * stderr, never thrown at pi.
+ * `codemode` or `tool_search`) to pi's active set when the core says so; a failure is said through
+ * the core's message sink, never thrown at pi.
  */
-exports.palaceRegistrar = function palaceRegistrar(pi, registry, register) {
+exports.palaceRegistrar = function palaceRegistrar(native, pi, registry, register) {
   return function registerPalace() {
     try {
       const { tools, activate } = registry.newPalaceTools(piView(pi));
       tools.forEach(register);
       if (activate.length > 0) pi.setActiveTools([...pi.getActiveTools(), ...activate]);
     } catch (e) {
-      console.error(`[dotty-pi-ext] palace tools not registered: ${e.message}`);
+      native.warn(`palace tools not registered: ${e.message}`);
     }
   };
 };
@@ -87,8 +111,32 @@ exports.palaceSection = function palaceSection(native, event) {
 };
 
 /** Whether the session `session_start` reports already holds messages. */
-exports.hasMessages = function hasMessages(ctx) {
+function hasMessages(ctx) {
   return !!ctx?.sessionManager?.getEntries?.()?.some((e) => e.type === 'message');
+}
+exports.hasMessages = hasMessages;
+
+/**
+ * pi's handlers of the events the core describes (`native.piEvents()`), by the name of the native
+ * call each ends in: each only hands pi's event to it (`speak`: the notices, `refresh`: the palace
+ * tools and footer, `show`: the footer alone).
+ */
+exports.eventHandlers = function eventHandlers(native, { speak, refresh, show }) {
+  return {
+    sessionStart(e, ctx) {
+      speak.start(ctx, () => show(ctx));
+      native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx));
+      refresh(ctx);
+    },
+    logTurn(e) { native.logTurn(e?.messages ?? []); },
+    sessionShutdown(e) { speak.stop(e?.reason); return native.sessionShutdown(e?.reason ?? 'quit'); },
+    agentSettled() { native.agentSettled(); },
+    async beforeAgentStart(e, ctx) {
+      show(ctx);
+      exports.palaceSection(native, e);
+      return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
+    },
+  };
 };
 
 let releaseOnExit = false;

@@ -109,6 +109,12 @@ export interface DoctorOutput {
   exitCode: number
 }
 
+/** A pi event the core handles: index.js hands it to the adapter `handler` names. */
+export interface EventDescriptor {
+  event: string
+  handler: string
+}
+
 export declare function feedOnce(): Promise<FeedResult>
 
 /** `feed --dry-run`: what a feed would stage and send; reads only. */
@@ -228,6 +234,9 @@ export declare function palaceStatus(): string | null
  */
 export declare function palaceTools(): Promise<Array<ToolDescriptor>>
 
+/** The pi events the core handles (the palace's only while the bridge is on), as data. */
+export declare function piEvents(): Array<EventDescriptor>
+
 /** What pi offers, as the entry reads it off `pi.getAllTools()` and `pi.getActiveTools()`. */
 export interface PiToolsView {
   /** Every tool name pi knows. */
@@ -312,3 +321,9 @@ export interface UiFacts {
   hasUi: boolean
   themes: number
 }
+
+/**
+ * Says `text` as the core's own lines are said (a warning: stderr as `[dotty-pi-ext] <text>`, or
+ * once in pi's terminal UI): what the entry itself has to say goes through the same sink.
+ */
+export declare function warn(text: string): void

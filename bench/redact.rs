@@ -16,8 +16,8 @@
 #![allow(clippy::expect_used, reason = "a benchmark: a failure ends the run, with its message")]
 #![allow(clippy::unwrap_used, reason = "a benchmark: a failure ends the run, with its message")]
 
-use dotty_pi_ext::palace::export::BuiltinExporter;
-use dotty_pi_ext::palace::redact::{Counts, Redactor, Sources};
+use dotty_pi_ext::palace::feed::export::BuiltinExporter;
+use dotty_pi_ext::palace::feed::redact::{Counts, Redactor, Sources};
 use regex::bytes::{RegexBuilder, RegexSetBuilder};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -98,7 +98,7 @@ fn tool_output(rng: &mut Rng, m: &(Vec<String>, Vec<String>, Vec<String>)) -> (S
             let lines: Vec<&str> = s.lines().collect();
             let start = (rng.next() as usize) % lines.len().max(1);
             let n = 40 + (rng.next() % 200) as usize;
-            ("cat src/palace/export.rs".into(), lines[start..(start + n).min(lines.len())].join("\n"))
+            ("cat src/palace/feed/export.rs".into(), lines[start..(start + n).min(lines.len())].join("\n"))
         }
         2 => {
             let mut out = String::from("   Compiling dotty-pi-ext v0.1.0 (/work/dotty-pi-ext)\n");
@@ -266,13 +266,13 @@ fn main() {
         "\nredaction's own cost: {:.2} s ({:.0} MB/s); rule set built in {build_ms:.0} ms; redacted: {}\n",
         r - p,
         bytes / 1e6 / (r - p).max(1e-9),
-        dotty_pi_ext::palace::redact::describe(&counts)
+        dotty_pi_ext::palace::feed::redact::describe(&counts)
     );
 
     // Ways of matching the ~220 gitleaks patterns on every string.
     let strs = strings(&dir);
     let sbytes: usize = strs.iter().map(String::len).sum();
-    let file: Value = serde_json::from_str(include_str!("../src/palace/redact/gitleaks-rules.json")).unwrap();
+    let file: Value = serde_json::from_str(include_str!("../src/palace/feed/redact/gitleaks-rules.json")).unwrap();
     let patterns: Vec<String> =
         file["rules"].as_array().unwrap().iter().map(|r| r["regex"].as_str().unwrap().to_string()).collect();
     println!("## Matching {} gitleaks patterns on {:.1} MB of strings\n", patterns.len(), sbytes as f64 / 1e6);

@@ -55,8 +55,8 @@ JS
 
 rm -f "$DIST"/*.tgz
 for t in "${TRIPLES[@]}"; do
-  # The binary embeds gitleaks' rules (src/palace/redact/): their MIT notice travels with it.
-  cp "dotty-pi-ext.$t.node" src/palace/redact/LICENSE-gitleaks "npm/$t/"
+  # The binary embeds gitleaks' rules (src/palace/feed/redact/): their MIT notice travels with it.
+  cp "dotty-pi-ext.$t.node" src/palace/feed/redact/LICENSE-gitleaks "npm/$t/"
   (cd "npm/$t" && npm pack --silent --pack-destination "$DIST" >/dev/null)
 done
 # The main package: the files `npm pack` would take, staged with its released package.json

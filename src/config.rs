@@ -31,7 +31,7 @@ pub(crate) struct Config {
 impl Config {
     /// Reads every variable once from `get` (the process environment in production). Only the
     /// environment: what runs uses [`Config::effective`].
-    pub fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> Config {
+    pub(crate) fn from_lookup<F: Fn(&str) -> Option<String>>(get: &F) -> Config {
         let r = EnvReader::new(get);
         let voice = VoiceConfig::read(&r);
         let palace = PalaceConfig::read(&r);
@@ -56,7 +56,7 @@ impl Config {
     }
 
     /// The configuration of this process: its environment and working directory.
-    pub fn from_env() -> Config {
+    pub(crate) fn from_env() -> Config {
         Self::effective(&crate::env::process, std::env::current_dir().ok().as_deref())
     }
 }
@@ -135,7 +135,7 @@ impl VoiceConfig {
         // The admin API is plain http:// over TCP: a token sent to another machine crosses the
         // network readable by anyone on the path. Said once, at load (never the token itself).
         if let (Some(_), None, Some(host)) = (&admin_token, &admin_socket, &xiaozhi_host) {
-            if !is_loopback_host(host) {
+            if !crate::http::is_loopback_host(host) {
                 r.warn(format!(
                     "warning: DOTTY_ADMIN_TOKEN is sent over plain http:// to {}:{xiaozhi_port}; anyone on that network path can read it (use a loopback address or XIAOZHI_ADMIN_SOCKET)",
                     host.escape_debug()
@@ -172,12 +172,6 @@ fn base_url(r: &EnvReader<'_>, name: &str) -> String {
         }
         None => crate::env::default_text(name).into(),
     }
-}
-
-/// True for `localhost`, 127.0.0.0/8 and ::1 (bracketed or not).
-pub(crate) fn is_loopback_host(host: &str) -> bool {
-    let h = host.trim_start_matches('[').trim_end_matches(']');
-    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
 }
 
 fn trim_slash(mut s: String) -> String {

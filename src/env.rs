@@ -153,7 +153,7 @@ pub fn process(name: &str) -> Option<String> {
 }
 
 /// Every variable of this process's environment (name, value; not UTF-8 ones skipped): what the
-/// feed's redactor matches exactly ([`crate::palace::redact`] picks the secrets by name).
+/// feed's redactor matches exactly ([`crate::palace::feed::redact`] picks the secrets by name).
 pub fn process_all() -> Vec<(String, String)> {
     std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
 }
@@ -602,5 +602,44 @@ mod tests {
         let mut found = Vec::new();
         walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
         assert!(found.is_empty(), "read the environment through crate::env: {found:?}");
+    }
+
+    /// The variables a table of `doc` names (the first column's backticked names, in the tables
+    /// headed `| variable | default | meaning |` between the headings `from` and `to`).
+    fn documented(doc: &str, from: &str, to: &str) -> std::collections::BTreeSet<String> {
+        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc)).unwrap();
+        let start = text.find(from).unwrap_or_else(|| panic!("{doc} has no {from:?}"));
+        let end = text[start..].find(to).map_or(text.len(), |at| start + at);
+        let mut names = std::collections::BTreeSet::new();
+        let mut in_table = false;
+        for line in text[start..end].lines() {
+            if line.starts_with("| variable | default | meaning |") {
+                in_table = true;
+                continue;
+            }
+            if !line.starts_with('|') {
+                in_table = false;
+                continue;
+            }
+            if in_table && !line.starts_with("|---") {
+                let first = line.split('|').nth(1).unwrap_or_default();
+                names.extend(first.split('`').skip(1).step_by(2).map(String::from));
+            }
+        }
+        names
+    }
+
+    /// Documented beside the table's rows but read by the TLS library (rustls-native-certs) itself,
+    /// not through this module.
+    const READ_BY_THE_TLS_LIBRARY: [&str; 2] = ["SSL_CERT_FILE", "SSL_CERT_DIR"];
+
+    #[test]
+    fn the_docs_tables_name_exactly_the_variables_of_the_table() {
+        let table: std::collections::BTreeSet<String> =
+            VARIABLES.iter().map(|v| v.name).chain(READ_BY_THE_TLS_LIBRARY).map(String::from).collect();
+        let configuration = documented("docs/configuration.md", "# ", "## Variables the bridge passes on");
+        assert_eq!(configuration, table, "docs/configuration.md's tables against src/env.rs's VARIABLES");
+        let readme = documented("README.md", "## Configuration", "\n## ");
+        assert_eq!(readme, table, "the README's configuration tables against src/env.rs's VARIABLES");
     }
 }

@@ -26,9 +26,15 @@ impl std::fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// True for `localhost`, 127.0.0.0/8 and ::1 (bracketed or not).
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+}
+
 /// A client with the rules above; `unix_socket`: every request goes over this socket instead of
 /// TCP (a reqwest client binds one socket).
-pub fn client(unix_socket: Option<&Path>) -> Result<reqwest::Client, BuildError> {
+pub(crate) fn client(unix_socket: Option<&Path>) -> Result<reqwest::Client, BuildError> {
     build(USER_AGENT, unix_socket)
 }
 

@@ -1,15 +1,18 @@
 //! The N-API boundary: converts JS values to core types and back, nothing else. Every decision
 //! is made by [`Extension`] (src/extension/); errors become JS errors in [`js_error`] alone.
+//! Beside it: `agent_end`'s messages read off the JS heap (`turns`), where the core's notices go
+//! (`notices`), the operator's command line (`cli`).
+
+mod cli;
+mod direct;
+mod notices;
+mod turns;
 
 use crate::extension::{
-    Background, CommandReply, CommandSpec, Extension, FooterStatus, PalaceTools, Registration, Stats, ToolOutput,
-    ToolSpec,
+    Background, CommandReply, CommandSpec, EventSpec, Extension, FooterStatus, PalaceTools, PiView, Registration,
+    RunStart, Stats, ToolOutput, ToolSpec, WakeupMessage,
 };
-use crate::palace::exposure::PiView;
-use crate::palace::wakeup::{RunStart, WakeupMessage};
-use crate::voice::turn_log::{self, Content, Message};
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
 
@@ -174,6 +177,20 @@ impl ToolRegistry {
     }
 }
 
+/// A pi event the core handles: index.js hands it to the adapter `handler` names.
+#[napi(object)]
+pub struct EventDescriptor {
+    pub event: String,
+    pub handler: String,
+}
+
+/// The pi events the core handles (the palace's only while the bridge is on), as data.
+#[napi]
+pub fn pi_events() -> Vec<EventDescriptor> {
+    let describe = |e: EventSpec| EventDescriptor { event: e.event.into(), handler: e.handler.into() };
+    ext().pi_events().into_iter().map(describe).collect()
+}
+
 /// pi 1.x's system prompt section on the palace tools not declared to the model (how to reach
 /// them), for `before_agent_start`'s `systemPromptOptions.sections.mempalace`; null when every
 /// palace tool is declared.
@@ -226,89 +243,6 @@ pub async fn noop() {}
 #[napi]
 pub fn cancel_call(call_id: u32) -> bool {
     ext().cancel(call_id)
-}
-
-/// pi's `agent_end`: queues the turn's conversation row and a debounced transcript feed, and
-/// returns at once. Returns true when a row write was queued (false: nothing to log, a repeat of a
-/// logged turn, or voice tools off). Never throws: odd input is reported on stderr.
-#[napi]
-pub fn log_turn(env: Env, messages: Unknown) -> bool {
-    match turn_messages(&env, messages) {
-        Ok(messages) => ext().on_agent_end(&messages),
-        Err(e) => {
-            crate::diag!("turn log: unreadable agent_end messages: {e}");
-            ext().on_agent_end(&[])
-        }
-    }
-}
-
-/// `agent_end`'s messages as [`turn_log::Message`]s, read on the JS thread before the handler
-/// returns: a content only where [`turn_log::reads_content`] says, a block's text only where
-/// [`turn_log::counts_block`] does, so nothing else (images, tool results) leaves the JS heap.
-fn turn_messages(env: &Env, messages: Unknown) -> Result<Vec<Message>> {
-    if !messages.is_array()? {
-        return Ok(Vec::new());
-    }
-    // SAFETY: `cast` doesn't check the type; `is_array` just did.
-    let list: Array = unsafe { messages.cast()? };
-    let mut out = Vec::with_capacity(list.len() as usize);
-    for i in 0..list.len() {
-        let Some(m) = list.get::<Unknown>(i)? else { continue };
-        let Some(m) = object(m)? else {
-            out.push(Message::default());
-            continue;
-        };
-        let role = string(env, m.get("role")?)?.unwrap_or_default();
-        let timestamp = match m.get::<Unknown>("timestamp")? {
-            Some(t) if matches!(t.get_type()?, ValueType::Number | ValueType::String) => {
-                Some(env.from_js_value::<Value, _>(t)?.to_string())
-            }
-            _ => None,
-        };
-        let content = if turn_log::reads_content(&role) { content(env, m.get("content")?)? } else { Content::Absent };
-        out.push(Message { role, timestamp, content });
-    }
-    Ok(out)
-}
-
-fn content(env: &Env, content: Option<Unknown>) -> Result<Content> {
-    let Some(content) = content else { return Ok(Content::Absent) };
-    if content.get_type()? == ValueType::String {
-        return Ok(Content::Text(env.from_js_value(content)?));
-    }
-    if !content.is_array()? {
-        return Ok(Content::Absent);
-    }
-    // SAFETY: `cast` doesn't check the type; `is_array` just did.
-    let blocks: Array = unsafe { content.cast()? };
-    let mut texts = Vec::new();
-    for i in 0..blocks.len() {
-        let Some(b) = blocks.get::<Unknown>(i)?.map(object).transpose()?.flatten() else { continue };
-        if !string(env, b.get("type")?)?.is_some_and(|t| turn_log::counts_block(&t)) {
-            continue;
-        }
-        if let Some(text) = string(env, b.get("text")?)? {
-            texts.push(text);
-        }
-    }
-    Ok(Content::Blocks(texts))
-}
-
-/// `v` as an object, when it is one.
-fn object(v: Unknown) -> Result<Option<Object>> {
-    if v.get_type()? != ValueType::Object {
-        return Ok(None);
-    }
-    // SAFETY: `cast` doesn't check the type; `get_type` just said Object.
-    Ok(Some(unsafe { v.cast()? }))
-}
-
-/// `v` as a string, when it is one.
-fn string(env: &Env, v: Option<Unknown>) -> Result<Option<String>> {
-    match v {
-        Some(v) if v.get_type()? == ValueType::String => Ok(Some(env.from_js_value(v)?)),
-        _ => Ok(None),
-    }
 }
 
 /// Resolves when every queued conversation row has been written and queued diagnostics have
@@ -416,54 +350,6 @@ pub async fn run_command(name: String, args: String) -> CommandOutcome {
     ext().run_command(&name, &args).await.into()
 }
 
-/// Called by the entry first, while pi loads it: when pi's stdout is a terminal
-/// (`process.stdout.isTTY`), pi may draw its interactive UI there, so what the core says waits for
-/// `speakThrough` (held, bounded) instead of going to stderr.
-#[napi]
-pub fn hold_notices(stdout_is_terminal: bool) {
-    crate::diag::hold(stdout_is_terminal)
-}
-
-/// What pi's `session_start` context says of its UI: `mode` (pi >= 1.x), `hasUI`, and how many
-/// themes `ctx.ui.getAllThemes()` lists.
-#[napi(object)]
-pub struct UiFacts {
-    pub mode: Option<String>,
-    pub has_ui: bool,
-    pub themes: u32,
-}
-
-/// `notify(level, text)`: pi's `ctx.ui.notify`, called on the JS thread; never keeps Node alive.
-type NotifyFn = ThreadsafeFunction<FnArgs<(String, String)>, (), FnArgs<(String, String)>, Status, false, true>;
-
-/// pi's `session_start`: where what the core says goes from now on. In pi's interactive terminal
-/// UI each line goes once to `notify(level, text)` (`level`: `info` or `warning`); elsewhere to
-/// stderr, as before. The lines held since `holdNotices` go there first. Returns whether it is the
-/// terminal UI.
-#[napi(ts_args_type = "facts: UiFacts, notify: (level: 'info' | 'warning', text: string) => void")]
-pub fn speak_through(facts: UiFacts, notify: NotifyFn) -> bool {
-    let surface = crate::diag::Surface::of(facts.mode.as_deref(), facts.has_ui, facts.themes as usize);
-    let notify: crate::diag::Notify = std::sync::Arc::new(move |level, text| {
-        // A full queue or a Node that is exiting: the line is lost, never waited for.
-        let args = (level.as_str().to_string(), text.to_string()).into();
-        let _ = notify.call(args, ThreadsafeFunctionCallMode::NonBlocking);
-    });
-    crate::diag::attach(surface, notify);
-    surface == crate::diag::Surface::Terminal
-}
-
-/// What the core says goes to stderr again (pi's terminal UI stopped: `session_shutdown` on quit).
-#[napi]
-pub fn notices_to_stderr() {
-    crate::diag::detach()
-}
-
-/// The process is exiting (`process.on('exit')`): lines still held are written to stderr now.
-#[napi]
-pub fn release_notices() {
-    crate::diag::release()
-}
-
 /// The palace's entry in pi's footer: `ctx.ui.setStatus(key, text)` (no text clears it).
 #[napi(object)]
 pub struct StatusDescriptor {
@@ -536,81 +422,4 @@ impl From<Stats> for NativeStats {
             stderr_lines_dropped: n(s.stderr_lines_dropped),
         }
     }
-}
-
-// ---- The operator's command line (bin/dotty-pi-ext.js): thin conversions to `crate::doctor`. ----
-
-/// `doctor`: the rendered report (`json`: the JSON shape) and its exit status (0/1/2).
-#[napi(object)]
-pub struct DoctorOutput {
-    pub text: String,
-    pub exit_code: i32,
-}
-
-/// Runs every read-only check against this process's environment. `color`: ANSI colours.
-#[napi]
-pub async fn doctor(
-    json: bool,
-    color: bool,
-    node_version: Option<String>,
-    node_exec_path: Option<String>,
-) -> DoctorOutput {
-    let host = crate::doctor::Host { node_version, node_exec_path, cwd: std::env::current_dir().ok() };
-    let r = crate::doctor::run(&crate::env::process, &host).await;
-    DoctorOutput { text: if json { r.to_json() } else { r.to_text(color) }, exit_code: r.exit_code() }
-}
-
-/// `clean-turns [--dry-run] [--backup PATH|none]`: rewrites brain.db's polluted conversation rows
-/// (src/voice/clean_turns.rs), on a blocking thread.
-#[napi]
-pub async fn clean_turns(dry_run: bool, backup: Option<String>) -> DoctorOutput {
-    let path = crate::config::Config::from_lookup(&crate::env::process).voice.brain_db;
-    let backup = crate::voice::clean_turns::Backup::from_arg(backup.as_deref());
-    let run = tokio::task::spawn_blocking(move || crate::voice::clean_turns::command(&path, dry_run, &backup)).await;
-    let (text, exit_code) = run.unwrap_or_else(|e| (format!("clean-turns: internal error: {e}\n"), 1));
-    DoctorOutput { text, exit_code }
-}
-
-/// `feed --dry-run`: what a feed would stage and send; reads only.
-#[napi]
-pub fn feed_plan() -> String {
-    crate::doctor::feed::plan(&crate::config::Config::from_env().palace)
-}
-
-/// `feed`: connects to the palace and runs the transcript feed once. `ok` false: it failed or
-/// could not run.
-#[napi(object)]
-pub struct FeedResult {
-    pub text: String,
-    pub ok: bool,
-}
-
-#[napi]
-pub async fn feed_once() -> FeedResult {
-    let (text, ok) = match ext().feed_once().await {
-        Some(outcome) => crate::doctor::feed::describe(&outcome),
-        None => (ext().bridge_off(), true),
-    };
-    FeedResult { text, ok }
-}
-
-// ---- Production's direct calls (src/tools/<tool>.ts): thin conversions to `crate::voice::direct`. ----
-
-/// Runs the voice tool `name` once, outside pi, and resolves with its reply: `args` as the model
-/// would pass them (`{"question": …}`), `options` production's per-call overrides (`dbPath`,
-/// `sessionId`, `baseUrl`, `timeoutMs`, `url`, `timeoutSec`, `model`, `host`, `port`). Reads the
-/// extension's environment; never starts the palace bridge or anything that outlives the call.
-#[napi]
-pub async fn direct_call(name: String, args: Option<Value>, options: Option<Value>) -> Result<String> {
-    let (args, options) = (args.unwrap_or(Value::Null), options.unwrap_or(Value::Null));
-    crate::voice::direct::call(&name, &args, &options).await.map_err(|e| Error::new(Status::InvalidArg, e.message))
-}
-
-/// [`direct_call`] for memory_lookup, remember and recall_person, returning the reply
-/// synchronously (production's signatures): blocks until brain.db answered, a write until it
-/// committed.
-#[napi]
-pub fn direct_call_sync(name: String, args: Option<Value>, options: Option<Value>) -> Result<String> {
-    let (args, options) = (args.unwrap_or(Value::Null), options.unwrap_or(Value::Null));
-    crate::voice::direct::call_blocking(&name, &args, &options).map_err(|e| Error::new(Status::InvalidArg, e.message))
 }

@@ -1,8 +1,28 @@
 //! A child's process group, stopped as a whole: a wrapper script's children (the MemPalace server
 //! behind a shell script, the exporter's helpers, the ssh under rsync) die with their leader, and
-//! nothing of an old child is left running when the next one starts or when pi exits.
+//! nothing of an old child is left running when the next one starts or when pi exits. Also where a
+//! child's program is found ([`resolve_bin`]: the server, the exporter, rsync).
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// `bin` as an executable path: a name containing `/` is taken as is, anything else is looked
+/// up in `path_var` (a `PATH` value). `None` when it isn't an executable file.
+pub(crate) fn resolve_bin(bin: &str, path_var: Option<&str>) -> Option<PathBuf> {
+    if bin.is_empty() {
+        return None;
+    }
+    if bin.contains('/') {
+        let p = PathBuf::from(bin);
+        return is_executable(&p).then_some(p);
+    }
+    path_var?.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(bin)).find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
 
 /// A child's process group (the child started with `process_group(0)`). Dropped while still armed
 /// (the runtime going away with the child running), it SIGKILLs the whole group.
@@ -17,7 +37,7 @@ impl ProcessGroup {
         ProcessGroup { pgid: pid as libc::pid_t, armed: pid > 0 }
     }
 
-    pub fn signal(&self, sig: libc::c_int) {
+    pub(crate) fn signal(&self, sig: libc::c_int) {
         if self.pgid > 0 {
             // SAFETY: kill(2) on our child's group. The group id stays reserved while any member
             // (zombies included) exists, and we stop signalling once none does.
@@ -36,7 +56,7 @@ impl ProcessGroup {
 
     /// SIGTERM (plus SIGCONT, so a stopped process can act on it) to the group, then SIGKILL after
     /// `grace`; returns once no member runs (bounded).
-    pub async fn clear(&mut self, grace: Duration) {
+    pub(crate) async fn clear(&mut self, grace: Duration) {
         if self.has_live_member() {
             self.signal(libc::SIGTERM);
             self.signal(libc::SIGCONT);
@@ -84,4 +104,30 @@ fn live_group_members(pgid: libc::pid_t) -> usize {
             fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<libc::pid_t>() == Ok(pgid)
         })
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn resolves_bins() {
+        let d = tempfile::tempdir().unwrap();
+        let s = script(d.path(), "mempalace-pi-session", "true");
+        std::fs::write(d.path().join("not-exec"), "x").unwrap();
+        let path = format!("/nonexistent:{}", d.path().display());
+        assert_eq!(resolve_bin("mempalace-pi-session", Some(&path)), Some(s.clone()));
+        assert_eq!(resolve_bin("not-exec", Some(&path)), None);
+        assert_eq!(resolve_bin("mempalace-pi-session", None), None);
+        assert_eq!(resolve_bin(s.to_str().unwrap(), None), Some(s));
+        assert_eq!(resolve_bin("", Some(&path)), None);
+    }
 }

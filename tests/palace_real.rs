@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test: a panic is its failure report")]
 
-use dotty_pi_ext::palace::export::BuiltinExporter;
+use dotty_pi_ext::palace::feed::export::BuiltinExporter;
 use std::path::PathBuf;
 use std::process::Stdio;
 use test_support::{session_jsonl, write_session};

@@ -7,7 +7,7 @@
 //! holds anything the rule set finds, and none holds [`SECRET`]; redacting the output again changes
 //! nothing; something was counted exactly when something changed.
 
-use dotty_pi_ext::palace::redact::{Counts, Redactor, Sources};
+use dotty_pi_ext::palace::feed::redact::{Counts, Redactor, Sources};
 use serde_json::Value;
 use std::sync::OnceLock;
 

@@ -7,7 +7,7 @@
 //! non-blank text (a string `content`, or a `{type: "text"}` block). Plus invariances: blank lines
 //! anywhere, CRLF line ends and lines appended to a passing session change nothing.
 
-use dotty_pi_ext::palace::export::passes_quality_gate;
+use dotty_pi_ext::palace::feed::export::passes_quality_gate;
 use serde_json::Value;
 
 pub fn check(data: &[u8]) {

@@ -34,11 +34,11 @@ pub fn check(data: &[u8]) {
         let key = serde_json::from_slice::<Value>(data)
             .ok()
             .and_then(|v| v.get("key").and_then(Value::as_str).map(String::from));
-        cache::load(&path, key.as_deref().unwrap_or(KEY)).map(|c| c.map(|c| c.tools))
+        cache::load(&path, key.as_deref().unwrap_or(KEY), &VOICE).map(|c| c.map(|c| c.tools))
     };
     if let Ok(Some(list)) = &loaded {
         assert!(!list.is_empty());
-        let again = rules::admit(list.clone());
+        let again = rules::admit(list.clone(), &VOICE);
         assert!(again.refused.is_empty() && again.cut == 0, "a loaded cache holds only admissible tools");
         check_admitted(list, list);
     }
@@ -53,8 +53,12 @@ pub fn check(data: &[u8]) {
     let admitted = check_admit(&listed);
 
     if !admitted.is_empty() {
-        cache::save(&path, KEY, &admitted, &Default::default()).expect("an admitted list can be saved");
-        assert_eq!(cache::load(&path, KEY).map(|c| c.map(|c| c.tools)), Ok(Some(admitted.clone())), "save then load");
+        cache::save(&path, KEY, &admitted, &Default::default(), &VOICE).expect("an admitted list can be saved");
+        assert_eq!(
+            cache::load(&path, KEY, &VOICE).map(|c| c.map(|c| c.tools)),
+            Ok(Some(admitted.clone())),
+            "save then load"
+        );
     }
 
     // Replicated up to past 512 tools; in one case of four, every description just past 16 KiB
@@ -84,7 +88,7 @@ pub fn check(data: &[u8]) {
 
 /// `admit(listed)` against the rules; returns the admitted tools.
 fn check_admit(listed: &[ToolInfo]) -> Vec<ToolInfo> {
-    let out = rules::admit(listed.to_vec());
+    let out = rules::admit(listed.to_vec(), &VOICE);
     check_admitted(&out.tools, listed);
     assert_eq!(out.tools.len() + out.refused.len(), listed.len(), "each tool admitted or refused");
 
@@ -137,7 +141,7 @@ fn check_admit(listed: &[ToolInfo]) -> Vec<ToolInfo> {
     assert!(a.next().is_none() && r.next().is_none());
     assert_eq!(out.cut, cut, "descriptions cut");
 
-    let again = rules::admit(out.tools.clone());
+    let again = rules::admit(out.tools.clone(), &VOICE);
     assert!(again.refused.is_empty() && again.cut == 0 && again.tools == out.tools, "admit is idempotent");
     if let Some(line) = rules::summary("the palace's tool list", &out.refused) {
         assert!(!line.contains('\n') && !line.contains('\r'), "one stderr line: {line:?}");

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerates src/palace/redact/gitleaks-rules.json, the well-known credential formats the
-transcript redactor uses, from gitleaks' rule set (MIT, see src/palace/redact/LICENSE-gitleaks).
+"""Regenerates src/palace/feed/redact/gitleaks-rules.json, the well-known credential formats the
+transcript redactor uses, from gitleaks' rule set (MIT, see src/palace/feed/redact/LICENSE-gitleaks).
 
 Source: the `keyspoor` crate on crates.io ships gitleaks v8.30.1's `config/gitleaks.toml` transformed
 to JSON (src/builtin_rules.json, its THIRD_PARTY_NOTICES names the gitleaks commit and hashes). We
@@ -38,5 +38,5 @@ for r in sorted(src["rules"], key=lambda r: r["id"]):
         rule["allow"] = allow
     out.append(rule)
 json.dump({"source": "gitleaks v8.30.1 (commit 83d9cd684c87d95d656c1458ef04895a7f1cbd8e), config/gitleaks.toml, via the keyspoor 0.1.4 crate's builtin_rules.json", "rules": out},
-          open("src/palace/redact/gitleaks-rules.json", "w"), separators=(",", ":"))
+          open("src/palace/feed/redact/gitleaks-rules.json", "w"), separators=(",", ":"))
 print(f"{len(out)} rules", file=sys.stderr)

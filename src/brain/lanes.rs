@@ -209,7 +209,7 @@ impl Lanes {
 
     /// Queues a read for the readers (started on first use); without them, the read runs at once
     /// without the store (it answers that the store's threads are gone).
-    pub fn read(&self, brain: &Arc<Brain>, job: ReadJob) {
+    pub(super) fn read(&self, brain: &Arc<Brain>, job: ReadJob) {
         match self.read.get_or_init(|| start_readers(Arc::downgrade(brain))) {
             Some(readers) => {
                 if let Err(job) = readers.push(job) {
@@ -221,7 +221,7 @@ impl Lanes {
     }
 
     /// Queues a write for the writers (started on first use); without them, it fails at once.
-    pub fn write(&self, brain: &Arc<Brain>, job: WriteJob) {
+    pub(super) fn write(&self, brain: &Arc<Brain>, job: WriteJob) {
         match self.write.get_or_init(|| start_writers(Arc::downgrade(brain))) {
             Some(writers) => {
                 if let Err(job) = writers.push(job) {

@@ -1,10 +1,15 @@
 //! `dotty-pi-ext feed`: what a feed would send (dry run, read-only) and what one did.
 
-use crate::palace::export::passes_quality_gate;
+use crate::palace::feed::export::passes_quality_gate;
 use crate::palace::feed::{FeedOutcome, SkipReason};
-use crate::palace::process::resolve_bin;
 use crate::palace::PalaceConfig;
+use crate::process_group::resolve_bin;
 use std::path::{Path, PathBuf};
+
+/// [`plan`] for this process's environment (`feed --dry-run`).
+pub fn plan_from_env() -> String {
+    plan(&crate::config::Config::from_env().palace)
+}
 
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.
 /// Reads only; stages, runs and sends nothing.
@@ -37,8 +42,8 @@ pub fn plan(pal: &PalaceConfig) -> String {
             good.len()
         ));
         // The redaction the staged copies would get, counted on the sessions as they are now.
-        let redactor = crate::palace::redact::for_feed(pal);
-        let mut would = crate::palace::redact::Counts::new();
+        let redactor = crate::palace::feed::redact::for_feed(pal);
+        let mut would = crate::palace::feed::redact::Counts::new();
         for (p, size, _) in &good {
             out.push_str(&format!(
                 "  would stage {} ({size} bytes) unless unchanged since the last feed\n",
@@ -52,7 +57,7 @@ pub fn plan(pal: &PalaceConfig) -> String {
         if redactor.is_some() {
             out.push_str(&format!(
                 "redaction: would replace {} in those sessions\n",
-                crate::palace::redact::describe(&would)
+                crate::palace::feed::redact::describe(&would)
             ));
         }
     }
@@ -97,7 +102,7 @@ pub fn describe(o: &FeedOutcome) -> (String, bool) {
             format!(
                 "fed {source} to the palace: {}\nredacted: {}",
                 crate::text::first_chars(output.trim(), 400),
-                crate::palace::redact::describe(redacted)
+                crate::palace::feed::redact::describe(redacted)
             ),
             true,
         ),

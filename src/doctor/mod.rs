@@ -138,6 +138,22 @@ pub(crate) const PALACE_CAP: Duration = Duration::from_secs(10);
 
 /// Runs every check against the environment `get` and pi's MCP configuration as seen from
 /// `host.cwd`: the configuration pi would run with ([`crate::config::Config::effective`]).
+/// `doctor` against this process's environment: the rendered report (`json`: the JSON shape; `color`:
+/// ANSI colours) and its exit status (0/1/2).
+pub async fn report(host: &Host, json: bool, color: bool) -> (String, i32) {
+    let r = run(&crate::env::process, host).await;
+    (if json { r.to_json() } else { r.to_text(color) }, r.exit_code())
+}
+
+/// `clean-turns [--dry-run] [--backup PATH|none]` on this process's brain.db, on a blocking thread:
+/// the text and the exit status.
+pub async fn clean_turns(dry_run: bool, backup: Option<&str>) -> (String, i32) {
+    let path = crate::config::Config::from_lookup(&crate::env::process).voice.brain_db;
+    let backup = crate::voice::clean_turns::Backup::from_arg(backup);
+    let run = tokio::task::spawn_blocking(move || crate::voice::clean_turns::command(&path, dry_run, &backup)).await;
+    run.unwrap_or_else(|e| (format!("clean-turns: internal error: {e}\n"), 1))
+}
+
 pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report {
     let mut report = Report::default();
     let crate::config::Config { voice, palace: pal, mcp, warnings, readings, pi_mcp } =

@@ -6,7 +6,7 @@
 
 use super::Check;
 use crate::mcp::{McpClient, McpConfig, McpError};
-use crate::palace::export;
+use crate::palace::feed::export;
 use crate::palace::feed::{LastFeed, Ran, SkipReason};
 use crate::palace::files::age;
 use crate::palace::{cache, PalaceConfig};
@@ -36,7 +36,7 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     let ms = t0.elapsed().as_millis();
     let live = match live {
         Ok(Ok(tools)) => {
-            let admitted = crate::palace::tools::admit(tools);
+            let admitted = crate::palace::tools::admit(tools, &crate::voice::Tool::names());
             let server = client.server_info().map_or("server info not given".into(), |i| {
                 let field = |k: &str| {
                     i.get(k)
@@ -97,7 +97,7 @@ fn stalled(limit: Duration) -> Check {
 fn cache_check(pal: &PalaceConfig, mcp: &McpConfig, live: Option<&[crate::mcp::ToolInfo]>) -> Check {
     let path = pal.tools_cache_path();
     let shown = path.display();
-    match cache::load(&path, &cache::key(mcp)) {
+    match cache::load(&path, &cache::key(mcp), &crate::voice::Tool::names()) {
         Ok(None) => Check::ok(
             "palace tool cache",
             format!("none for this server at {shown} (pi writes it after its first handshake)"),
@@ -156,7 +156,7 @@ fn feed_check(pal: &PalaceConfig) -> Check {
         Some(_) => return Check::ok("palace feed", "off (MEMPALACE_FEED=0)"),
         None => {}
     }
-    let exporter = match crate::palace::process::resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
+    let exporter = match crate::process_group::resolve_bin(&pal.feed_bin, pal.search_path.as_deref()) {
         Some(p) => format!("external exporter {}", p.display()),
         None => "built-in exporter".into(),
     };
@@ -221,7 +221,7 @@ mod tests {
             input_schema: serde_json::json!({"type": "object"}),
             annotations: None,
         }];
-        cache::save(&pal.tools_cache_path(), &key, &old, &Default::default()).unwrap();
+        cache::save(&pal.tools_cache_path(), &key, &old, &Default::default(), &crate::voice::Tool::names()).unwrap();
         let r = check(&pal, &mcp, Duration::from_secs(10)).await;
         let c = r.iter().find(|c| c.name == "palace tool cache").unwrap();
         assert_eq!(c.status, Status::Warn, "{c:?}");

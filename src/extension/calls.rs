@@ -7,8 +7,8 @@
 //! background runtime. Either way the answer arrives once, through the caller's [`Done`].
 
 use super::{spawn, Extension};
-use crate::bridge::{text_of, to_pi_content, Bridge};
 use crate::error::{Error, Kind};
+use crate::palace::bridge::{text_of, to_pi_content, Bridge};
 use crate::sync::lock;
 use crate::voice::{Tool, Voice};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! data that the entry hands to pi as they are (`load.js`), and the operator's `feed`.
 
 use super::Extension;
-use crate::bridge::PalaceState;
+use crate::palace::bridge::PalaceState;
 
 /// A command as pi registers it (`pi.registerCommand`), minus its handler: pi's handler runs
 /// [`Extension::run_command`] and does what its [`CommandReply`] says.
@@ -33,7 +33,7 @@ pub enum CommandReply {
 }
 
 /// The longest footer text: pi's footer shares one line with the other extensions' statuses.
-pub const FOOTER_MAX: usize = 40;
+pub(super) const FOOTER_MAX: usize = 40;
 
 /// The footer's short form of `state`; `/mempalace` has the rest.
 fn footer_text(state: &PalaceState) -> String {
@@ -156,13 +156,13 @@ mod tests {
         let get = move |k: &str| map.get(k).cloned();
         let (pal, _) = crate::palace::PalaceConfig::from_lookup(&get);
         let (mcp, _) = crate::mcp::McpConfig::from_lookup(&get);
-        Extension::new(None, crate::bridge::Bridge::from_config(pal, mcp), None)
+        Extension::new(None, crate::palace::bridge::Bridge::from_config(pal, mcp, crate::voice::Tool::names()), None)
     }
 
     #[test]
     fn every_footer_state_is_short_and_the_reason_stays_in_the_status() {
-        use crate::bridge::Unavailable;
         use crate::mcp::McpError;
+        use crate::palace::bridge::Unavailable;
         let long = McpError::Down {
             respawns: 2,
             last: Some(Box::new(McpError::Spawn(format!(

@@ -18,11 +18,15 @@ pub use calls::{Done, ToolOutput};
 pub use commands::{CommandReply, CommandSpec, FooterStatus};
 pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
+// The core types the binding converts, from the halves that own them.
+pub use crate::palace::exposure::PiView;
+pub use crate::palace::wakeup::{RunStart, WakeupMessage};
+#[cfg(all(feature = "node", not(test)))] // the binding's alone (see lib.rs)
+pub(crate) use crate::voice::turn_log::{counts_block, reads_content};
+pub use crate::voice::turn_log::{Content, Message};
 
-use crate::bridge::Bridge;
 use crate::config::Config;
-use crate::palace::wakeup::{RunStart, WakeupMessage};
-use crate::voice::turn_log::Message;
+use crate::palace::bridge::Bridge;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
@@ -30,6 +34,27 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// A pi event the core handles, as data: index.js registers one handler per entry, and `handler`
+/// names the native call it ends in (the entry's adapter of the same name hands it pi's event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSpec {
+    pub event: &'static str,
+    pub handler: &'static str,
+}
+
+/// The events of both halves (the voice tools' turn log; where the core's notices go; shutdown).
+const EVENTS: [EventSpec; 3] = [
+    EventSpec { event: "session_start", handler: "sessionStart" },
+    EventSpec { event: "agent_end", handler: "logTurn" },
+    EventSpec { event: "session_shutdown", handler: "sessionShutdown" },
+];
+
+/// The events only the palace half handles: the debounced feed, the wake-up and the prompt section.
+const PALACE_EVENTS: [EventSpec; 2] = [
+    EventSpec { event: "agent_settled", handler: "agentSettled" },
+    EventSpec { event: "before_agent_start", handler: "beforeAgentStart" },
+];
 
 /// Counts how many times the state was built in this process (always 1: tests assert it).
 static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -78,7 +103,7 @@ fn from_env() -> Extension {
     }
     let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
     let bridge_off = cfg.palace.off.clone();
-    let bridge = Bridge::from_config(cfg.palace, cfg.mcp);
+    let bridge = Bridge::from_config(cfg.palace, cfg.mcp, crate::voice::Tool::names());
     Extension::new(voice, bridge, bridge_off)
 }
 
@@ -93,6 +118,12 @@ impl Extension {
 
     pub fn get() -> &'static Extension {
         &EXTENSION
+    }
+
+    /// The pi events this state handles: the palace's only while the bridge is on.
+    pub fn pi_events(&self) -> Vec<EventSpec> {
+        let palace = self.bridge.as_ref().map_or(&[][..], |_| &PALACE_EVENTS[..]);
+        EVENTS.iter().chain(palace).cloned().collect()
     }
 
     /// Opens brain.db and starts the MemPalace handshake in the background, once per process.
@@ -193,5 +224,7 @@ mod tests {
         let mut r = Registration::default();
         assert!(r.voice_tools(&ext).is_empty() && r.palace_tools(&ext, None).tools.is_empty());
         assert_eq!(ext.palace_prompt_section(), None);
+        let events: Vec<&str> = ext.pi_events().iter().map(|e| e.event).collect();
+        assert_eq!(events, ["session_start", "agent_end", "session_shutdown"], "no palace: none of its events");
     }
 }

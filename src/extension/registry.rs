@@ -3,7 +3,7 @@
 //! when its exposure changed), with the tool pi reaches them through (`palace::exposure`).
 
 use super::Extension;
-use crate::palace::exposure::PiView;
+use crate::palace::exposure::{Exposure, PiView};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -61,24 +61,19 @@ impl Registration {
     /// ignores it, and once seen a pi with exposure gets them again if that changed).
     pub fn palace_tools(&mut self, ext: &Extension, pi: Option<PiView>) -> PalaceTools {
         let Some(bridge) = &ext.bridge else { return PalaceTools::default() };
-        let in_force = match &pi {
-            Some(view) => bridge.expose_on(view),
-            None => bridge.exposure(),
-        };
         let taken: Vec<String> = pi
             .as_ref()
             .map(|v| v.names.iter().filter(|n| !self.given.contains_key(*n)).cloned().collect())
             .unwrap_or_default();
-        let namespace = bridge.namespace();
-        let tools: Vec<ToolSpec> = bridge
-            .tools_for_pi(&taken)
-            .into_iter()
-            .map(|t| {
-                let exposure = bridge.tool_exposure(&in_force, &t.name);
-                palace_spec(t, exposure, Some(namespace.clone()))
-            })
-            .collect();
-        let reached = tools.iter().any(|t| t.exposure.is_some());
+        let offer = bridge.registration(pi.as_ref(), &taken);
+        let (in_force, namespace) = (offer.in_force, offer.namespace);
+        let tools: Vec<ToolSpec> =
+            offer.tools.into_iter().map(|(t, exposure)| palace_spec(t, exposure, Some(namespace.clone()))).collect();
+        // Before any tool list is known (a first start, no cache) the configuration says whether
+        // the palace's tools will be reached through pi's tool, as pi's own MCP activates it from
+        // its configuration: a prompt sent before the handshake ends reaches the palace then.
+        let reached =
+            tools.iter().any(|t| t.exposure.is_some()) || (offer.awaiting && in_force.mode != Exposure::Direct);
         // On a pi without exposure every tool registered is direct, whatever it was given.
         let tools = self.keep_changed(tools, pi.as_ref().is_none_or(|v| v.exposure));
         let mut activate = Vec::new();
@@ -113,24 +108,14 @@ impl Extension {
     /// `MEMPALACE_TOOLS` let through) once the background handshake is done; empty when the palace
     /// can't be had.
     pub async fn palace_tools(&self) -> Vec<ToolSpec> {
-        match self.bridge.clone() {
-            Some(b) => b
-                .connect()
-                .await
-                .map(|tools| {
-                    let in_force = b.exposure();
-                    b.cfg
-                        .tools
-                        .apply(tools)
-                        .into_iter()
-                        .map(|t| {
-                            let exposure = b.tool_exposure(&in_force, &t.name);
-                            palace_spec(t, exposure, Some(b.namespace()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            None => Vec::new(),
+        let Some(bridge) = self.bridge.clone() else { return Vec::new() };
+        match bridge.registration_when_connected().await {
+            Ok(offer) => offer
+                .tools
+                .into_iter()
+                .map(|(t, exposure)| palace_spec(t, exposure, Some(offer.namespace.clone())))
+                .collect(),
+            Err(_) => Vec::new(),
         }
     }
 
@@ -189,6 +174,41 @@ mod tests {
             namespace: None,
             annotations: None,
         }
+    }
+
+    /// An extension whose bridge is configured by `vars`, its agent dir (the tool cache's) `dir`.
+    fn palace_only(dir: &std::path::Path, vars: &[(&str, &str)]) -> Extension {
+        let mut map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        map.insert("PI_CODING_AGENT_DIR".into(), dir.display().to_string());
+        let get = move |k: &str| map.get(k).cloned();
+        let (pal, _) = crate::palace::PalaceConfig::from_lookup(&get);
+        let (mcp, _) = crate::mcp::McpConfig::from_lookup(&get);
+        Extension::new(None, crate::palace::bridge::Bridge::from_config(pal, mcp, crate::voice::Tool::names()), None)
+    }
+
+    #[test]
+    fn a_first_start_without_a_tool_cache_activates_the_reaching_tool_from_the_configuration() {
+        let pi = |reaching: &str| PiView {
+            names: vec![reaching.into()],
+            exposure: true,
+            reaching: vec![reaching.into()],
+            active: Vec::new(),
+        };
+        for (asked, via) in [("codemode", "codemode"), ("deferred", "tool_search")] {
+            let dir = tempfile::tempdir().unwrap();
+            let ext = palace_only(dir.path(), &[("MEMPALACE_EXPOSURE", asked), ("MEMPALACE_MCP_BIN", "mempalace-mcp")]);
+            let mut r = Registration::default();
+            let first = r.palace_tools(&ext, Some(pi(via)));
+            assert!(first.tools.is_empty(), "no cache: no tool yet");
+            assert_eq!(first.activate, [via], "{asked}: pi's `{via}` is activated before the handshake ends");
+            assert!(r.palace_tools(&ext, Some(pi(via))).activate.is_empty(), "once a load");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let direct = palace_only(dir.path(), &[("MEMPALACE_EXPOSURE", "direct")]);
+        assert!(
+            Registration::default().palace_tools(&direct, Some(pi("codemode"))).activate.is_empty(),
+            "direct: nothing"
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(crate) struct Spawned {
 /// Starts the child in a process group of its own. It inherits our environment minus
 /// [`SECRET_ENV`]. The default command missing from `PATH` is [`McpError::NotInstalled`], not a
 /// failed start: nothing is spawned.
-pub fn spawn(cfg: &McpConfig) -> Result<Spawned, McpError> {
+pub(super) fn spawn(cfg: &McpConfig) -> Result<Spawned, McpError> {
     if cfg.not_installed() {
         return Err(McpError::NotInstalled { bin: cfg.bin.clone() });
     }
@@ -65,12 +65,12 @@ pub(crate) struct StderrTail {
 }
 
 impl StderrTail {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         StderrTail { lines: Mutex::new(VecDeque::new()), done: watch::channel(false).0 }
     }
 
     /// The kept lines, joined; `None` when the child said nothing.
-    pub fn text(&self) -> Option<String> {
+    pub(super) fn text(&self) -> Option<String> {
         let t = lock(&self.lines);
         (!t.is_empty()).then(|| t.iter().cloned().collect::<Vec<_>>().join(" | "))
     }

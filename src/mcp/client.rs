@@ -23,7 +23,7 @@ use tokio::sync::{oneshot, watch};
 
 /// What the lines that say the palace can't be had are about: pi's interactive UI shows one of them
 /// until a handshake succeeds again (their wording varies with the last error).
-pub const DOWN_SUBJECT: crate::diag::Subject = "mempalace-down";
+pub(crate) const DOWN_SUBJECT: crate::diag::Subject = "mempalace-down";
 
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
@@ -407,7 +407,7 @@ impl McpClient {
         let Some(url) = url.parse() else { return };
         let host = url.host_str().unwrap_or_default();
         if url.scheme() == "http"
-            && !crate::config::is_loopback_host(host)
+            && !crate::http::is_loopback_host(host)
             && !self.warned_plain_http.swap(true, Ordering::Relaxed)
         {
             crate::diag!(

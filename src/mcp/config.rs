@@ -147,8 +147,7 @@ impl McpConfig {
         self.remote_url.is_none()
             && !self.bin_set
             && self.bin == crate::env::default_text("MEMPALACE_MCP_BIN")
-            && crate::palace::process::resolve_bin(&self.bin, self.child_path().or(self.search_path.as_deref()))
-                .is_none()
+            && crate::process_group::resolve_bin(&self.bin, self.child_path().or(self.search_path.as_deref())).is_none()
     }
 
     /// The `PATH` given to the child on top of the inherited environment, if any.

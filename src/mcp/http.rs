@@ -105,7 +105,7 @@ impl HttpConn {
         *lock(&self.inner.protocol) = Some(v.to_string());
     }
 
-    pub async fn request(
+    pub(super) async fn request(
         &self,
         method: &str,
         params: Value,
@@ -141,7 +141,7 @@ impl HttpConn {
         self.inner.round_trip(&jsonrpc::notification(method, params), None).await.map(|_| ()).map_err(|f| f.err)
     }
 
-    pub fn kill(&self, reason: &str) {
+    pub(super) fn kill(&self, reason: &str) {
         self.inner.die(reason.to_string());
         let inner = self.inner.clone();
         tokio::spawn(async move { inner.delete_session(Duration::from_secs(2)).await });

@@ -34,9 +34,9 @@
 //! Nothing here writes to stdout: diagnostics go to stderr through [`crate::diag!`].
 
 mod child;
-pub mod client;
-pub mod config;
-pub mod error;
+pub(crate) mod client;
+pub(crate) mod config;
+pub(crate) mod error;
 /// Public for `fuzz/` (the line reader and the SSE parser are fuzzed); the client is the API.
 #[doc(hidden)]
 pub mod framing;

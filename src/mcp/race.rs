@@ -12,13 +12,13 @@ use tokio::sync::{oneshot, watch};
 /// (the child was already gone, the TCP connection was refused) can be retried on a new server
 /// without risking a double write; one that may have (the server died while working on it) is not.
 #[derive(Debug)]
-pub struct Failure {
+pub(super) struct Failure {
     pub err: McpError,
     pub sent: bool,
 }
 
 impl Failure {
-    pub fn sent(err: McpError) -> Self {
+    pub(super) fn sent(err: McpError) -> Self {
         Failure { err, sent: true }
     }
     pub(crate) fn not_sent(err: McpError) -> Self {

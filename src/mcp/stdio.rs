@@ -123,7 +123,7 @@ pub(crate) struct StdioConn {
 }
 
 /// Starts the child (`child::spawn`) and the four tasks that serve it.
-pub fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
+pub(super) fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
     let child::Spawned { child, pid, group, stdin, stdout, stderr } = child::spawn(cfg)?;
     let (kill_tx, kill_rx) = oneshot::channel();
     let sh = Arc::new(Shared {
@@ -152,7 +152,7 @@ pub fn spawn(cfg: &McpConfig) -> Result<StdioConn, McpError> {
 }
 
 impl StdioConn {
-    pub fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.pid
     }
 
@@ -181,7 +181,7 @@ impl StdioConn {
         }
     }
 
-    pub async fn request(
+    pub(super) async fn request(
         &self,
         method: &str,
         params: Value,
@@ -255,7 +255,7 @@ impl StdioConn {
         lock(&self.writer).take();
     }
 
-    pub fn kill(&self, reason: &str, grace: Duration) {
+    pub(super) fn kill(&self, reason: &str, grace: Duration) {
         self.close_stdin();
         self.sh.kill(reason.to_string(), grace);
     }

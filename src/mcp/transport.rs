@@ -25,7 +25,7 @@ impl Conn {
     /// A new connection for `cfg`: a child of its own (no `remote_url`), or an HTTP session that
     /// uses the client in `http` (built once, on the first remote open; a client that could not
     /// be built fails the open, with no fallback).
-    pub fn open(cfg: &McpConfig, http: &OnceLock<HttpClient>) -> Result<Conn, McpError> {
+    pub(super) fn open(cfg: &McpConfig, http: &OnceLock<HttpClient>) -> Result<Conn, McpError> {
         match cfg.remote_url {
             None => stdio::spawn(cfg).map(Conn::Stdio),
             Some(_) => {
@@ -40,7 +40,7 @@ impl Conn {
 
     /// Sends a request and waits for its reply, at most `timeout`, until `cancel` fires, or until
     /// the connection dies. On timeout or cancel, `notifications/cancelled` is sent for it.
-    pub async fn request(
+    pub(super) async fn request(
         &self,
         method: &str,
         params: Value,
@@ -71,7 +71,7 @@ impl Conn {
 
     /// Marks the connection dead (rejecting every pending request with `reason`) and stops it in
     /// the background: SIGTERM, SIGKILL after the grace for a child; the session DELETEd for HTTP.
-    pub fn kill(&self, reason: &str, grace: Duration) {
+    pub(super) fn kill(&self, reason: &str, grace: Duration) {
         match self {
             Conn::Stdio(c) => c.kill(reason, grace),
             Conn::Http(c) => c.kill(reason),
@@ -94,7 +94,7 @@ impl Conn {
         }
     }
 
-    pub fn pid(&self) -> Option<u32> {
+    pub(super) fn pid(&self) -> Option<u32> {
         match self {
             Conn::Stdio(c) => Some(c.pid()),
             Conn::Http(_) => None,

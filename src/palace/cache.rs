@@ -122,8 +122,9 @@ pub(crate) fn key_for_url(url: &Url) -> String {
 }
 
 /// The cached tools for `key`: `Ok(None)` when there is no cache for this server (no file,
-/// another server's, an empty list), `Err(why)` when the file is ignored as a whole.
-pub fn load(path: &Path, key: &str) -> Result<Option<Cached>, Ignored> {
+/// another server's, an empty list), `Err(why)` when the file is ignored as a whole. `reserved`:
+/// the voice tools' names ([`tools::admit`]).
+pub fn load(path: &Path, key: &str, reserved: &[&str]) -> Result<Option<Cached>, Ignored> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -146,13 +147,13 @@ pub fn load(path: &Path, key: &str) -> Result<Option<Cached>, Ignored> {
     if !tools::server_meta_ok(&file.server) {
         return Err(Ignored::LongServerTexts);
     }
-    Ok(Some(Cached { tools: strict(file.tools)?, server: file.server, saved_at_ms: file.saved_at_ms }))
+    Ok(Some(Cached { tools: strict(file.tools, reserved)?, server: file.server, saved_at_ms: file.saved_at_ms }))
 }
 
 /// The tools of a cache file, which must hold nothing the rules refuse (a description past the
 /// limit included: the cache is written with it cut).
-fn strict(list: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, Ignored> {
-    let admitted = tools::admit(list);
+fn strict(list: Vec<ToolInfo>, reserved: &[&str]) -> Result<Vec<ToolInfo>, Ignored> {
+    let admitted = tools::admit(list, reserved);
     if let Some(line) = tools::summary("the cache", &admitted.refused) {
         return Err(Ignored::Refused(line.trim_start_matches("mempalace: ").to_string()));
     }
@@ -164,8 +165,8 @@ fn strict(list: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, Ignored> {
 
 /// Saves `tools` and `server` for `key`, atomically (a temporary file in the same directory, then
 /// rename), after checking them by the same rules as [`load`]: a list they refuse is not written.
-pub fn save(path: &Path, key: &str, tools: &[ToolInfo], server: &ServerMeta) -> std::io::Result<()> {
-    let tools = strict(tools.to_vec()).map_err(std::io::Error::other)?;
+pub fn save(path: &Path, key: &str, tools: &[ToolInfo], server: &ServerMeta, reserved: &[&str]) -> std::io::Result<()> {
+    let tools = strict(tools.to_vec(), reserved).map_err(std::io::Error::other)?;
     if !tools::server_meta_ok(server) {
         return Err(std::io::Error::other(Ignored::LongServerTexts));
     }
@@ -186,6 +187,7 @@ pub fn save(path: &Path, key: &str, tools: &[ToolInfo], server: &ServerMeta) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::palace::tools::RESERVED_IN_TESTS as RESERVED;
     use serde_json::json;
 
     fn tools() -> Vec<ToolInfo> {
@@ -205,17 +207,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path());
         write_cache(&path, json!([{"name": "good", "inputSchema": {"type": "object"}}]));
-        let c = load(&path, "k").unwrap().unwrap();
+        let c = load(&path, "k", RESERVED).unwrap().unwrap();
         assert_eq!((c.tools[0].annotations.clone(), c.server), (None, ServerMeta::default()));
         let long = ServerMeta { instructions: Some("i".repeat(16 * 1024 + 1)), ..meta() };
-        assert!(save(&path, "k", &tools(), &long).is_err(), "never written past the limits");
+        assert!(save(&path, "k", &tools(), &long, RESERVED).is_err(), "never written past the limits");
         let file =
             json!({"format": FORMAT, "version": 1, "key": "k", "savedAtMs": 1, "tools": tools(), "server": long});
         std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
-        assert_eq!(load(&path, "k"), Err(Ignored::LongServerTexts));
+        assert_eq!(load(&path, "k", RESERVED), Err(Ignored::LongServerTexts));
         let bad = json!([{"name": "a", "inputSchema": {}, "annotations": [1]}]);
         write_cache(&path, bad);
-        assert!(load(&path, "k").unwrap_err().to_string().contains("annotations not an object"));
+        assert!(load(&path, "k", RESERVED).unwrap_err().to_string().contains("annotations not an object"));
     }
 
     #[test]
@@ -223,9 +225,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(&dir.path().join("agent"));
         let key = key_for_command("mempalace-mcp", &["--palace".into(), "/p".into()]);
-        save(&path, &key, &tools(), &meta()).unwrap();
+        save(&path, &key, &tools(), &meta(), RESERVED).unwrap();
         let before = now_ms();
-        let back = load(&path, &key).unwrap().unwrap();
+        let back = load(&path, &key, RESERVED).unwrap().unwrap();
         assert!(back.saved_at_ms <= before && before - back.saved_at_ms < 60_000, "{}", back.saved_at_ms);
         assert_eq!(back.server, meta());
         let back = back.tools;
@@ -247,9 +249,9 @@ mod tests {
     fn other_key_is_no_cache_and_anything_odd_is_ignored_with_a_reason() {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path());
-        assert_eq!(load(&path, "k"), Ok(None), "missing");
-        save(&path, "k", &tools(), &meta()).unwrap();
-        assert_eq!(load(&path, "other"), Ok(None), "another server");
+        assert_eq!(load(&path, "k", RESERVED), Ok(None), "missing");
+        save(&path, "k", &tools(), &meta(), RESERVED).unwrap();
+        assert_eq!(load(&path, "other", RESERVED), Ok(None), "another server");
         let odd: [(&[u8], &str); 6] = [
             (b"{\"format\": \"dotty-pi-ext/mempalace-tools-cache\", \"vers", "not a tool cache"),
             (br#"{"tools": [{"name": "x", "inputSchema": {}}]}"#, "not a tool cache"),
@@ -260,7 +262,7 @@ mod tests {
         ];
         for (bytes, why) in odd {
             std::fs::write(&path, bytes).unwrap();
-            let err = load(&path, "k").unwrap_err().to_string();
+            let err = load(&path, "k", RESERVED).unwrap_err().to_string();
             assert!(err.contains(why), "{err} for {}", String::from_utf8_lossy(bytes));
         }
     }
@@ -287,14 +289,14 @@ mod tests {
             ),
         ] {
             write_cache(&path, json!([good.clone(), bad]));
-            let err = load(&path, "k").unwrap_err().to_string();
+            let err = load(&path, "k", RESERVED).unwrap_err().to_string();
             assert!(err.contains(why), "{err}");
         }
         write_cache(&path, json!(vec![good.clone(); 1]));
-        assert_eq!(load(&path, "k").unwrap().unwrap().tools.len(), 1);
+        assert_eq!(load(&path, "k", RESERVED).unwrap().unwrap().tools.len(), 1);
         // Over 8 MiB: not even parsed.
         std::fs::write(&path, vec![b' '; MAX_CACHE_BYTES as usize + 1]).unwrap();
-        assert_eq!(load(&path, "k").unwrap_err().to_string(), "larger than 8 MiB");
+        assert_eq!(load(&path, "k", RESERVED).unwrap_err().to_string(), "larger than 8 MiB");
     }
 
     #[test]
@@ -302,7 +304,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path());
         let bad: Vec<ToolInfo> = serde_json::from_value(json!([{"name": "bash", "inputSchema": {}}])).unwrap();
-        assert!(save(&path, "k", &bad, &meta()).is_err());
+        assert!(save(&path, "k", &bad, &meta(), RESERVED).is_err());
         assert!(!path.exists());
     }
 
@@ -312,14 +314,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let agent = dir.path().join("a/b/agent");
         let path = cache_path(&agent);
-        save(&path, "k", &tools(), &meta()).unwrap();
+        save(&path, "k", &tools(), &meta(), RESERVED).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(&agent), 0o700);
         assert_eq!(mode(&dir.path().join("a")), 0o700);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o750)).unwrap();
-        save(&path, "k2", &tools(), &meta()).unwrap();
+        save(&path, "k2", &tools(), &meta(), RESERVED).unwrap();
         assert_eq!(mode(&path), 0o640, "a file replaced keeps its mode");
         assert_eq!(mode(&agent), 0o750, "an existing folder keeps its mode");
     }

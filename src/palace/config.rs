@@ -1,5 +1,5 @@
 //! The bridge's environment → [`PalaceConfig`]. Names and defaults are part of the interface
-//! (contracts/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]. A malformed number is
+//! (docs/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]. A malformed number is
 //! reported as a warning and the default is used.
 
 use crate::env::EnvReader;
@@ -59,8 +59,8 @@ fn read_exposure(r: &EnvReader<'_>) -> super::exposure::ExposureConfig {
         }
         e
     });
-    let direct_tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
-    if !direct_tools.is_all() {
+    let direct_tools = super::tool_filter::ToolFilter::parse_listed(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
+    if direct_tools.is_listed() {
         r.shown("MEMPALACE_DIRECT_TOOLS", direct_tools.to_string());
     }
     super::exposure::ExposureConfig { asked, direct_tools }
@@ -134,7 +134,7 @@ impl PalaceConfig {
         let agent_dir = expanded("PI_CODING_AGENT_DIR").unwrap_or_else(|| PathBuf::from(r.home()).join(".pi/agent"));
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = r.text("MEMPALACE_PI_SSH_TARGET");
-        let ssh_refused = ssh_target.as_deref().and_then(super::process::refused_ssh_target);
+        let ssh_refused = ssh_target.as_deref().and_then(super::feed::process::refused_ssh_target);
         let tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_TOOLS").as_deref());
         if !tools.is_all() {
             r.shown("MEMPALACE_TOOLS", tools.to_string());
@@ -244,6 +244,8 @@ mod tests {
         assert!(c.exposure.direct_tool("mempalace_diary_write") && !c.exposure.direct_tool("mempalace_kg_add"));
         let (c, w) = cfg(&[("MEMPALACE_EXPOSURE", "hidden")]);
         assert_eq!(c.exposure.asked, None);
+        assert!(!c.exposure.direct_tools.allows("mempalace_search"), "unset: the filter itself lists nothing");
+        assert_eq!(c.exposure.direct_tools.to_string(), "none");
         assert_eq!(w, ["MEMPALACE_EXPOSURE=\"hidden\" is not codemode, deferred or direct; using the default"]);
     }
 

@@ -3,11 +3,11 @@
 //! LLM turn, and `session_shutdown` fires too late for one.
 
 /// The palace tool the diary prompt asks the model to call.
-pub const DIARY_TOOL: &str = "mempalace_diary_write";
+pub(crate) const DIARY_TOOL: &str = "mempalace_diary_write";
 
 /// The user message text for `/mempalace-diary [topic]`. A blank topic counts as none. `reach`:
 /// how the model reaches the tool when it is not declared to it (pi 1.x's codemode/deferred).
-pub fn diary_prompt(agent_name: &str, topic: Option<&str>, reach: Option<&str>) -> String {
+pub(crate) fn diary_prompt(agent_name: &str, topic: Option<&str>, reach: Option<&str>) -> String {
     let topic = topic.map(str::trim).filter(|t| !t.is_empty());
     let args = match topic {
         Some(t) => format!("`agent_name`: {}, `topic`: {}, `entry`: <your entry>", json_str(agent_name), json_str(t)),

@@ -4,7 +4,44 @@
 
 use crate::mcp::McpError;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// An I/O error kept whole (its kind and its own source), shared: a feed's error is cloned to
+/// everyone who waits for that feed. Equal when kind and text are.
+#[derive(Debug, Clone)]
+pub struct IoError(Arc<std::io::Error>);
+
+impl IoError {
+    /// What kind of I/O error it is.
+    pub fn kind(&self) -> std::io::ErrorKind {
+        self.0.kind()
+    }
+}
+
+impl From<std::io::Error> for IoError {
+    fn from(e: std::io::Error) -> Self {
+        IoError(Arc::new(e))
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PalaceError {
@@ -17,9 +54,9 @@ pub enum PalaceError {
     /// `mempalace_mine` failed (a call error, or `{"success": false}` in its result).
     Mine(Box<PalaceError>),
     /// A child process (exporter, rsync) could not be started.
-    Spawn { what: String, error: String },
+    Spawn { what: String, error: IoError },
     /// Waiting for a child process failed.
-    Wait { what: String, error: String },
+    Wait { what: String, error: IoError },
     /// A child process ran past its timeout and was killed with its process group.
     Killed { what: String, after: Duration },
     /// A child process exited unsuccessfully; `detail` is the tail of its stderr (`None`: said
@@ -30,13 +67,13 @@ pub enum PalaceError {
     /// `rsync` is not on `PATH`.
     NoRsync,
     /// The built-in exporter failed (file I/O).
-    Export(String),
+    Export(IoError),
     /// The built-in exporter ran past the prepare timeout.
     ExportTimedOut(Duration),
     /// The built-in exporter's blocking task failed.
     ExportTask(String),
     /// The cross-process feed lock could not be taken.
-    Lock { path: String, error: String },
+    Lock { path: String, error: IoError },
     /// The feed panicked.
     Panicked,
     /// The feed task ended without a result.
@@ -69,7 +106,19 @@ impl fmt::Display for PalaceError {
     }
 }
 
-impl std::error::Error for PalaceError {}
+impl std::error::Error for PalaceError {
+    /// The I/O error under a child's, the exporter's or the lock's failure; the palace's own
+    /// error under an MCP one (the chain a boundary error keeps).
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PalaceError::Spawn { error, .. }
+            | PalaceError::Wait { error, .. }
+            | PalaceError::Lock { error, .. }
+            | PalaceError::Export(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -107,7 +156,10 @@ mod tests {
             (PalaceError::Mcp(McpError::Rpc { code: -32000, message: "busy".into(), data: None }), "-32000 busy"),
             (PalaceError::NoRsync, "rsync is not on PATH"),
             (PalaceError::ExportTimedOut(ms(5)), "exporting sessions took over 5 ms"),
-            (PalaceError::Lock { path: "/a/l".into(), error: "denied".into() }, "can't lock /a/l: denied"),
+            (
+                PalaceError::Lock { path: "/a/l".into(), error: std::io::Error::other("denied").into() },
+                "can't lock /a/l: denied",
+            ),
         ];
         for (e, text) in cases {
             assert_eq!(e.to_string(), text);

@@ -16,11 +16,11 @@ use serde_json::{json, Value};
 use std::fmt;
 
 /// pi's tool that runs scripts calling other tools.
-pub const CODEMODE_TOOL: &str = "codemode";
+pub(crate) const CODEMODE_TOOL: &str = "codemode";
 /// pi's tool that finds tools not declared yet and declares them.
-pub const TOOL_SEARCH_TOOL: &str = "tool_search";
+pub(crate) const TOOL_SEARCH_TOOL: &str = "tool_search";
 /// The namespace the palace tools are registered under (`searchTools`/`describeNamespace`).
-pub const NAMESPACE: &str = "mempalace";
+pub(crate) const NAMESPACE: &str = "mempalace";
 
 /// `MEMPALACE_EXPOSURE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,12 +64,20 @@ impl fmt::Display for Exposure {
 }
 
 /// `MEMPALACE_EXPOSURE` and `MEMPALACE_DIRECT_TOOLS` as read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExposureConfig {
     /// `None`: unset (codemode where pi has exposure, else direct, silently).
     pub asked: Option<Exposure>,
-    /// The tools declared directly whatever the mode (same globs as `MEMPALACE_TOOLS`; unset: none).
+    /// The tools declared directly whatever the mode (same globs as `MEMPALACE_TOOLS`; unset:
+    /// nothing listed).
     pub direct_tools: ToolFilter,
+}
+
+impl Default for ExposureConfig {
+    /// Both unset: the mode wanted where pi can do anything, and no tool declared directly.
+    fn default() -> Self {
+        ExposureConfig { asked: None, direct_tools: ToolFilter::NothingListed }
+    }
 }
 
 impl ExposureConfig {
@@ -80,7 +88,7 @@ impl ExposureConfig {
 
     /// Whether `MEMPALACE_DIRECT_TOOLS` names `tool`.
     pub fn direct_tool(&self, tool: &str) -> bool {
-        !self.direct_tools.is_all() && self.direct_tools.allows(tool)
+        self.direct_tools.allows(tool)
     }
 }
 
@@ -99,7 +107,7 @@ pub struct PiView {
 
 /// The exposure in force, once pi's view was seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InForce {
+pub(crate) struct InForce {
     pub mode: Exposure,
     /// pi's tool that reaches the palace tools not declared (`codemode`/`tool_search`).
     pub via: Option<&'static str>,
@@ -110,13 +118,13 @@ pub struct InForce {
 impl InForce {
     /// What pi makes of a tool registered before its view was seen (with the mode wanted): on a
     /// pi without exposure every tool is direct.
-    pub fn tentative(cfg: &ExposureConfig) -> InForce {
+    pub(crate) fn tentative(cfg: &ExposureConfig) -> InForce {
         InForce { mode: cfg.wanted(), via: cfg.wanted().reacher(), fallback: None }
     }
 }
 
 /// The exposure `cfg` gets on the pi `view` describes.
-pub fn resolve(cfg: &ExposureConfig, view: &PiView) -> InForce {
+pub(crate) fn resolve(cfg: &ExposureConfig, view: &PiView) -> InForce {
     let wanted = cfg.wanted();
     let direct = |fallback: Option<String>| InForce { mode: Exposure::Direct, via: None, fallback };
     if wanted == Exposure::Direct {
@@ -158,7 +166,7 @@ pub fn resolve(cfg: &ExposureConfig, view: &PiView) -> InForce {
 /// The `exposure` a palace tool is registered with: `None` for direct (pi's default), else
 /// `deferred` (in both modes, as pi's own MCP: `codemode` would list every tool in the codemode
 /// tool's description, 13.6 KB for MemPalace's 47).
-pub fn tool_exposure(cfg: &ExposureConfig, in_force: &InForce, tool: &str) -> Option<&'static str> {
+pub(crate) fn tool_exposure(cfg: &ExposureConfig, in_force: &InForce, tool: &str) -> Option<&'static str> {
     (in_force.mode != Exposure::Direct && !cfg.direct_tool(tool)).then_some("deferred")
 }
 
@@ -179,7 +187,7 @@ pub struct ServerMeta {
 /// The palace's namespace as pi's `registerTool` takes it: `{name, aliases, description,
 /// instructions}` from the server (its `serverInfo` and `instructions`), with the wake-up's
 /// orientation.
-pub fn namespace(server: &ServerMeta) -> Value {
+pub(crate) fn namespace(server: &ServerMeta) -> Value {
     let who = server.title.as_deref().or(server.name.as_deref()).unwrap_or("MemPalace");
     let who = match &server.version {
         Some(v) => format!("{who} {v}"),
@@ -200,7 +208,7 @@ pub fn namespace(server: &ServerMeta) -> Value {
 
 /// How the model reaches `tool` when it is not declared, in a few words for a prompt (the
 /// `/mempalace-diary` prompt, the system prompt section); `None` when it is declared.
-pub fn reach_hint(cfg: &ExposureConfig, in_force: &InForce, tool: &str) -> Option<String> {
+pub(crate) fn reach_hint(cfg: &ExposureConfig, in_force: &InForce, tool: &str) -> Option<String> {
     tool_exposure(cfg, in_force, tool)?;
     Some(match in_force.via {
         Some(TOOL_SEARCH_TOOL) => format!(
@@ -215,7 +223,7 @@ pub fn reach_hint(cfg: &ExposureConfig, in_force: &InForce, tool: &str) -> Optio
 /// The system prompt section (pi's `systemPromptOptions.sections`) that tells the model the palace
 /// tools it is not declared exist and how to reach them, as pi's own MCP does for its servers
 /// (`mcp_servers`); `None` when every palace tool is declared.
-pub fn prompt_section(cfg: &ExposureConfig, in_force: &InForce, tools: &[String]) -> Option<String> {
+pub(crate) fn prompt_section(cfg: &ExposureConfig, in_force: &InForce, tools: &[String]) -> Option<String> {
     let hidden = tools.iter().filter(|t| tool_exposure(cfg, in_force, t).is_some()).count();
     if hidden == 0 {
         return None;
@@ -239,7 +247,7 @@ mod tests {
     use super::*;
 
     fn cfg(asked: Option<&str>, direct: Option<&str>) -> ExposureConfig {
-        ExposureConfig { asked: asked.and_then(Exposure::parse), direct_tools: ToolFilter::parse(direct) }
+        ExposureConfig { asked: asked.and_then(Exposure::parse), direct_tools: ToolFilter::parse_listed(direct) }
     }
 
     fn pi(exposure: bool, reaching: &[&str]) -> PiView {

@@ -4,20 +4,18 @@
 //! Plain Rust, no napi and no MCP transport: everything that talks to the palace goes through
 //! [`PalaceCaller`], which the MCP client implements (and the tests fake).
 
+pub(crate) mod bridge;
 pub mod cache;
-pub mod config;
-pub mod diary;
-pub mod error;
-pub mod export;
-pub mod exposure;
+pub(crate) mod config;
+pub(crate) mod diary;
+pub(crate) mod error;
+pub(crate) mod exposure;
 pub mod feed;
-pub mod files;
-pub mod pi_mcp;
-pub mod process;
-pub mod redact;
-pub mod tool_filter;
+pub(crate) mod files;
+pub(crate) mod pi_mcp;
+pub(crate) mod tool_filter;
 pub mod tools;
-pub mod wakeup;
+pub(crate) mod wakeup;
 
 pub use config::PalaceConfig;
 pub use error::PalaceError;
@@ -44,7 +42,7 @@ pub trait PalaceCaller: Send + Sync {
 
     /// Why the palace can't be had right now (never connected, or given up on), or None while
     /// it can or may still be. Feeding does no work while this is Some.
-    fn down_reason(&self) -> Option<String> {
+    fn down_reason(&self) -> Option<bridge::Unavailable> {
         None
     }
 }
@@ -78,7 +76,8 @@ impl PalaceCaller for test_support::FakeCaller {
         })
     }
 
-    fn down_reason(&self) -> Option<String> {
-        self.down.lock().unwrap().clone()
+    /// The fake's reason, as a server that could not be started for it.
+    fn down_reason(&self) -> Option<bridge::Unavailable> {
+        self.down.lock().unwrap().clone().map(|why| bridge::Unavailable::Handshake(crate::mcp::McpError::Spawn(why)))
     }
 }

@@ -29,7 +29,7 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// One MemPalace server pi's MCP configuration enables.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PiMempalace {
+pub(crate) struct PiMempalace {
     /// The server's name in `mcpServers` (pi's tools are `mcp__<name>__…`).
     pub name: String,
     /// The `mcp.json` that defines it.
@@ -51,7 +51,7 @@ pub(crate) enum Coexistence {
 
 impl Coexistence {
     /// Applies the decision to `cfg`, returning the one stderr line that says it (None when alone).
-    pub fn apply(&self, cfg: &mut PalaceConfig) -> Option<String> {
+    pub(crate) fn apply(&self, cfg: &mut PalaceConfig) -> Option<String> {
         match self {
             Coexistence::Alone => None,
             Coexistence::ShareServer(s) => {
@@ -90,7 +90,7 @@ pub(crate) fn decide(found: &[PiMempalace], remote_url: Option<&str>) -> Coexist
 /// pi's enabled MemPalace servers, from `<agent_dir>/mcp.json` and `<cwd>/.pi/mcp.json`: entries that
 /// look like MemPalace, and any entry whose `url` is the bridge's `remote_url` whatever it is named.
 /// A file that is missing, unreadable or not JSON counts as empty (pi reports it itself).
-pub fn find(agent_dir: &Path, cwd: Option<&Path>, remote_url: Option<&str>) -> Vec<PiMempalace> {
+pub(crate) fn find(agent_dir: &Path, cwd: Option<&Path>, remote_url: Option<&str>) -> Vec<PiMempalace> {
     let user = agent_dir.join("mcp.json");
     let mut servers = read_servers(&user);
     if let Some(project) = cwd.map(|c| c.join(".pi/mcp.json")).filter(|p| *p != user) {

@@ -8,30 +8,59 @@ use std::fmt;
 /// `MEMPALACE_TOOLS`: which of the admitted palace tools pi is offered. Unset (or blank): all of
 /// them. Otherwise a comma-separated list of names or `*` patterns (`mempalace_diary_*`). Only
 /// what pi registers is filtered: the wake-up, the diary and the feed call the palace directly.
+/// `MEMPALACE_DIRECT_TOOLS` is a list of the same kind whose unset means nothing listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolFilter(Option<Vec<String>>);
+pub enum ToolFilter {
+    /// Unset, where unset means every tool (`MEMPALACE_TOOLS`).
+    #[default]
+    All,
+    /// Unset, where unset means no tool (`MEMPALACE_DIRECT_TOOLS`): nothing listed.
+    NothingListed,
+    /// No tool: pi's own MCP offers the palace's tools.
+    PiMcpOffers,
+    /// The entries listed: names or `*` patterns, trimmed, none empty.
+    Listed(Vec<String>),
+}
 
 impl ToolFilter {
-    /// The filter of `raw` (the variable's value): entries trimmed, empty ones dropped.
+    /// The filter of `raw` (the variable's value), unset or blank meaning every tool.
     pub fn parse(raw: Option<&str>) -> ToolFilter {
+        Self::entries(raw).map_or(ToolFilter::All, ToolFilter::Listed)
+    }
+
+    /// The filter of `raw`, unset or blank meaning nothing listed.
+    pub fn parse_listed(raw: Option<&str>) -> ToolFilter {
+        Self::entries(raw).map_or(ToolFilter::NothingListed, ToolFilter::Listed)
+    }
+
+    fn entries(raw: Option<&str>) -> Option<Vec<String>> {
         let list: Vec<String> =
             raw.unwrap_or_default().split(',').map(str::trim).filter(|p| !p.is_empty()).map(String::from).collect();
-        ToolFilter((!list.is_empty()).then_some(list))
+        (!list.is_empty()).then_some(list)
     }
 
     /// Offers no tool: pi's own MCP offers the palace's tools.
     pub fn none() -> ToolFilter {
-        ToolFilter(Some(Vec::new()))
+        ToolFilter::PiMcpOffers
     }
 
     /// True when every tool is offered (the default).
     pub(crate) fn is_all(&self) -> bool {
-        self.0.is_none()
+        *self == ToolFilter::All
     }
 
-    /// Whether pi is offered the tool `name`.
+    /// True when the variable listed entries.
+    pub(crate) fn is_listed(&self) -> bool {
+        matches!(self, ToolFilter::Listed(_))
+    }
+
+    /// Whether the filter lets the tool `name` through.
     pub fn allows(&self, name: &str) -> bool {
-        self.0.as_ref().is_none_or(|list| list.iter().any(|p| glob(p, name)))
+        match self {
+            ToolFilter::All => true,
+            ToolFilter::NothingListed | ToolFilter::PiMcpOffers => false,
+            ToolFilter::Listed(list) => list.iter().any(|p| glob(p, name)),
+        }
     }
 
     /// The tools of `tools` pi is offered, in order.
@@ -41,22 +70,28 @@ impl ToolFilter {
 
     /// The entries that match none of `tools` (a typo, or a tool this palace doesn't have).
     pub fn unmatched(&self, tools: &[ToolInfo]) -> Vec<&str> {
-        self.0.iter().flatten().filter(|p| !tools.iter().any(|t| glob(p, &t.name))).map(String::as_str).collect()
+        match self {
+            ToolFilter::Listed(list) => {
+                list.iter().filter(|p| !tools.iter().any(|t| glob(p, &t.name))).map(String::as_str).collect()
+            }
+            _ => Vec::new(),
+        }
     }
 }
 
 impl fmt::Display for ToolFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            None => f.write_str("all"),
-            Some(list) if list.is_empty() => f.write_str("none, pi's own MCP offers them"),
-            Some(list) => f.write_str(&list.join(",")),
+        match self {
+            ToolFilter::All => f.write_str("all"),
+            ToolFilter::NothingListed => f.write_str("none"),
+            ToolFilter::PiMcpOffers => f.write_str("none, pi's own MCP offers them"),
+            ToolFilter::Listed(list) => f.write_str(&list.join(",")),
         }
     }
 }
 
 /// `name` matches `pattern`, where `*` stands for any run of characters (none included).
-pub fn glob(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = name.strip_prefix(first) else { return false };
@@ -132,5 +167,15 @@ mod tests {
         assert_eq!(f.unmatched(&list), ["mempalace_nope", "x*"]);
         assert_eq!(f.to_string(), "mempalace_diary_*,mempalace_search,mempalace_nope,x*");
         assert!(ToolFilter::parse(Some("*")).unmatched(&list).is_empty());
+    }
+
+    #[test]
+    fn a_list_whose_unset_means_nothing_listed_lets_no_tool_through() {
+        let nothing = ToolFilter::parse_listed(None);
+        assert_eq!(nothing, ToolFilter::parse_listed(Some(" , ")));
+        assert!(!nothing.allows("mempalace_search") && !nothing.is_all() && !nothing.is_listed());
+        assert_eq!(nothing.to_string(), "none");
+        assert!(nothing.unmatched(&[ok("a")]).is_empty());
+        assert_eq!(ToolFilter::parse_listed(Some("a*")), ToolFilter::parse(Some("a*")));
     }
 }

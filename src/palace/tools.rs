@@ -1,6 +1,6 @@
 //! Which palace tools pi may see: the one validator for a live `tools/list` and the cache file.
 //!
-//! The palace is untrusted (contracts/trust-and-limits.md). A tool named like one of pi's
+//! The palace is untrusted (docs/trust.md). A tool named like one of pi's
 //! built-ins or a voice tool would replace it (every `bash` call going to the palace), a name with
 //! spaces or newlines breaks the model's tool calls, and a schema of a million values costs pi its
 //! memory and its start. So a tool is taken only when its name matches `^[A-Za-z0-9_-]{1,64}$` and
@@ -85,8 +85,9 @@ pub fn valid_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Why `tool` may never be registered, whatever else is in its list.
-pub(crate) fn refusal(tool: &ToolInfo) -> Option<Why> {
+/// Why `tool` may never be registered, whatever else is in its list. `reserved`: the names of the
+/// voice tools (the caller's, handed in: the palace doesn't know the voice half).
+pub(crate) fn refusal(tool: &ToolInfo, reserved: &[&str]) -> Option<Why> {
     let name = tool.name.as_str();
     if !valid_name(name) {
         return Some(Why::BadName);
@@ -94,7 +95,7 @@ pub(crate) fn refusal(tool: &ToolInfo) -> Option<Why> {
     if PI_BUILTINS.contains(&name) {
         return Some(Why::PiBuiltin);
     }
-    if crate::voice::Tool::named(name).is_some() {
+    if reserved.contains(&name) {
         return Some(Why::VoiceTool);
     }
     let object_type = match tool.input_schema.get("type") {
@@ -137,13 +138,14 @@ fn cut(s: &str, max: usize) -> String {
     s[..floor_char_boundary(s, max.min(s.len()))].to_string()
 }
 
-/// Takes the tools pi may register from one list (a `tools/list` answer or the cache), in order.
-pub fn admit(list: Vec<ToolInfo>) -> Admitted {
+/// Takes the tools pi may register from one list (a `tools/list` answer or the cache), in order;
+/// `reserved`: the voice tools' names, never a palace tool's.
+pub fn admit(list: Vec<ToolInfo>, reserved: &[&str]) -> Admitted {
     let mut out = Admitted::default();
     let mut seen = HashSet::new();
     let mut total = 0usize;
     for mut tool in list {
-        let mut why = refusal(&tool);
+        let mut why = refusal(&tool, reserved);
         if why.is_none() && !seen.insert(tool.name.clone()) {
             why = Some(Why::Duplicate);
         }
@@ -244,10 +246,17 @@ fn floor_char_boundary(s: &str, mut at: usize) -> usize {
     at
 }
 
+/// The voice tools' names, as the extension hands them in (`voice::Tool::names`), for the palace's
+/// tests (which don't reach into the voice half either).
+#[cfg(test)]
+pub(crate) const RESERVED_IN_TESTS: &[&str] =
+    &["memory_lookup", "remember", "recall_person", "remember_person", "think_hard", "take_photo", "play_song"];
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use RESERVED_IN_TESTS as RESERVED;
 
     fn tool(name: &str, schema: Value) -> ToolInfo {
         ToolInfo {
@@ -270,16 +279,16 @@ mod tests {
         for bad in ["", "has space", "new\nline", "dot.ted", "ünï", &"x".repeat(65), "semi;colon"] {
             assert!(!valid_name(bad), "{bad:?}");
         }
-        assert_eq!(refusal(&ok("bash")), Some(Why::PiBuiltin));
-        assert_eq!(refusal(&ok("ls")), Some(Why::PiBuiltin));
-        assert_eq!(refusal(&ok("remember")), Some(Why::VoiceTool));
-        assert_eq!(refusal(&ok("Bash")), None, "pi's names are case-sensitive");
+        assert_eq!(refusal(&ok("bash"), RESERVED), Some(Why::PiBuiltin));
+        assert_eq!(refusal(&ok("ls"), RESERVED), Some(Why::PiBuiltin));
+        assert_eq!(refusal(&ok("remember"), RESERVED), Some(Why::VoiceTool));
+        assert_eq!(refusal(&ok("Bash"), RESERVED), None, "pi's names are case-sensitive");
     }
 
     #[test]
     fn schemas() {
-        assert_eq!(refusal(&tool("a", json!({}))), None, "a missing type counts as object");
-        assert_eq!(refusal(&tool("a", json!({"type": "object"}))), None);
+        assert_eq!(refusal(&tool("a", json!({})), RESERVED), None, "a missing type counts as object");
+        assert_eq!(refusal(&tool("a", json!({"type": "object"})), RESERVED), None);
         for bad in [
             json!("object"),
             json!([]),
@@ -288,14 +297,17 @@ mod tests {
             json!({"type": ["object"]}),
             json!({"type": 1}),
         ] {
-            assert_eq!(refusal(&tool("a", bad.clone())), Some(Why::SchemaNotObject), "{bad}");
+            assert_eq!(refusal(&tool("a", bad.clone()), RESERVED), Some(Why::SchemaNotObject), "{bad}");
         }
         let props: serde_json::Map<String, Value> =
             (0..20_000).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
-        assert_eq!(refusal(&tool("a", json!({"type": "object", "properties": props}))), Some(Why::SchemaTooLarge));
+        assert_eq!(
+            refusal(&tool("a", json!({"type": "object", "properties": props})), RESERVED),
+            Some(Why::SchemaTooLarge)
+        );
         let big = json!({"enum": vec![0; 1_100_000]});
         let t0 = std::time::Instant::now();
-        assert_eq!(refusal(&tool("a", big)), Some(Why::SchemaTooLarge));
+        assert_eq!(refusal(&tool("a", big), RESERVED), Some(Why::SchemaTooLarge));
         assert!(t0.elapsed() < std::time::Duration::from_millis(500), "stops counting at the limit");
     }
 
@@ -310,7 +322,7 @@ mod tests {
     fn admit_keeps_order_cuts_descriptions_and_limits() {
         let list =
             vec![ok("one"), ok("bash"), long_described("long"), ok("one"), ok("has space"), tool("nope", json!([1]))];
-        let a = admit(list);
+        let a = admit(list, RESERVED);
         assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["one", "long"]);
         let d = a.tools[1].description.as_deref().unwrap();
         assert_eq!(d.len(), MAX_DESCRIPTION_BYTES);
@@ -320,7 +332,7 @@ mod tests {
         assert_eq!(whys, [Why::PiBuiltin, Why::Duplicate, Why::BadName, Why::SchemaNotObject]);
 
         let many: Vec<ToolInfo> = (0..600).map(|i| ok(&format!("t{i}"))).collect();
-        let a = admit(many);
+        let a = admit(many, RESERVED);
         assert_eq!(a.tools.len(), MAX_TOOLS);
         assert_eq!(a.tools.last().unwrap().name, "t511");
         assert_eq!(a.refused.len(), 88);
@@ -330,7 +342,7 @@ mod tests {
         let blob = "x".repeat(250 * 1024);
         let heavy: Vec<ToolInfo> =
             (0..20).map(|i| tool(&format!("h{i}"), json!({"type": "object", "description": blob}))).collect();
-        let a = admit(heavy);
+        let a = admit(heavy, RESERVED);
         assert_eq!(a.tools.len(), 16);
         assert_eq!(a.refused.first().map(|r| (r.name.as_str(), r.why)), Some(("h16", Why::OverBudget)));
 
@@ -338,7 +350,7 @@ mod tests {
         // counted as cut though no tool taken has it.
         let mut past: Vec<ToolInfo> = (0..MAX_TOOLS).map(|i| ok(&format!("t{i}"))).collect();
         past.push(long_described("late"));
-        let a = admit(past);
+        let a = admit(past, RESERVED);
         assert_eq!((a.tools.len(), a.cut, a.refused.len()), (MAX_TOOLS, 0, 1));
     }
 
@@ -346,10 +358,10 @@ mod tests {
     fn annotations_are_kept_as_declared_within_bounds() {
         let with = |a: Value| ToolInfo { annotations: Some(a), ..ok("a") };
         let declared = json!({"readOnlyHint": true, "title": "Search", "x-vendor": {"k": [1]}});
-        assert_eq!(refusal(&with(declared.clone())), None);
-        assert_eq!(admit(vec![with(declared.clone())]).tools[0].annotations, Some(declared), "unchanged");
+        assert_eq!(refusal(&with(declared.clone()), RESERVED), None);
+        assert_eq!(admit(vec![with(declared.clone())], RESERVED).tools[0].annotations, Some(declared), "unchanged");
         for bad in [json!(true), json!([]), json!("readOnly"), json!({"t": "x".repeat(MAX_ANNOTATIONS_BYTES)})] {
-            assert_eq!(refusal(&with(bad.clone())), Some(Why::BadAnnotations), "{bad}");
+            assert_eq!(refusal(&with(bad.clone()), RESERVED), Some(Why::BadAnnotations), "{bad}");
         }
     }
 
@@ -369,15 +381,10 @@ mod tests {
     #[test]
     fn the_summary_is_one_escaped_line() {
         let long = "n".repeat(300);
-        let a = admit(vec![
-            ok("bash"),
-            ok("read"),
-            ok("bad name\nforged line"),
-            ok(&long),
-            ok("x y"),
-            ok("a b"),
-            ok("remember"),
-        ]);
+        let a = admit(
+            vec![ok("bash"), ok("read"), ok("bad name\nforged line"), ok(&long), ok("x y"), ok("a b"), ok("remember")],
+            RESERVED,
+        );
         let line = summary("the palace's tool list", &a.refused).unwrap();
         assert!(!line.contains('\n'), "{line}");
         assert!(line.starts_with("mempalace: 7 tools from the palace's tool list skipped: "), "{line}");

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The `customType` of the injected message.
-pub const WAKEUP_CUSTOM_TYPE: &str = "mempalace-wakeup";
+pub(crate) const WAKEUP_CUSTOM_TYPE: &str = "mempalace-wakeup";
 
 /// The message pi injects before the first prompt of a fresh session (`before_agent_start`'s
 /// `{message}`): hidden from the user, read by the model.
@@ -36,26 +36,26 @@ const ARMED: u8 = 1;
 /// other reason (`resume`, `fork`, `reload`, unknown) disarms it; [`WakeupGate::take`] fires
 /// once per arming.
 #[derive(Debug, Default)]
-pub struct WakeupGate(AtomicU8);
+pub(crate) struct WakeupGate(AtomicU8);
 
 impl WakeupGate {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         WakeupGate(AtomicU8::new(IDLE))
     }
 
     /// True for the `session_start` reasons that begin a fresh thread.
-    pub fn is_fresh_reason(reason: &str) -> bool {
+    pub(crate) fn is_fresh_reason(reason: &str) -> bool {
         matches!(reason, "startup" | "new")
     }
 
     /// pi's `session_start {reason}`.
-    pub fn session_start(&self, reason: &str) {
+    pub(crate) fn session_start(&self, reason: &str) {
         let next = if Self::is_fresh_reason(reason) { ARMED } else { IDLE };
         self.0.store(next, Ordering::SeqCst);
     }
 
     /// On `before_agent_start`: true exactly once after an arming `session_start`.
-    pub fn take(&self) -> bool {
+    pub(crate) fn take(&self) -> bool {
         self.0.compare_exchange(ARMED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 }
@@ -76,11 +76,11 @@ const SENT_PROMPTS_KEPT: usize = 4;
 /// `pi.sendUserMessage`): pi reports the run they start as `messageType: "user"`, so the core
 /// remembers them to tell that run apart from one a user started.
 #[derive(Debug, Default)]
-pub struct SentPrompts(Mutex<Vec<String>>);
+pub(crate) struct SentPrompts(Mutex<Vec<String>>);
 
 impl SentPrompts {
     /// Remembers a prompt about to be sent (the oldest is forgotten past a few).
-    pub fn remember(&self, prompt: &str) {
+    pub(crate) fn remember(&self, prompt: &str) {
         let mut sent = crate::sync::lock(&self.0);
         if sent.len() >= SENT_PROMPTS_KEPT {
             sent.remove(0);
@@ -89,7 +89,7 @@ impl SentPrompts {
     }
 
     /// True (and forgotten) when `prompt` is one this extension sent.
-    pub fn take(&self, prompt: &str) -> bool {
+    pub(crate) fn take(&self, prompt: &str) -> bool {
         let mut sent = crate::sync::lock(&self.0);
         match sent.iter().position(|p| p == prompt.trim()) {
             Some(i) => {
@@ -102,7 +102,7 @@ impl SentPrompts {
 
     /// Whether the run `start` describes was started by a user: not by an extension's custom
     /// message, nor by a prompt this extension sent itself. Only such runs get the wake-up.
-    pub fn user_started(&self, start: RunStart<'_>) -> bool {
+    pub(crate) fn user_started(&self, start: RunStart<'_>) -> bool {
         if start.message_type.is_some_and(|t| t != "user") {
             return false;
         }
@@ -113,7 +113,7 @@ impl SentPrompts {
 /// Calls `mempalace_status {}` and `mempalace_diary_read {agent_name}` concurrently, each bounded
 /// by `timeout`, and composes the wake-up message content from whatever answered. `None` when
 /// neither did. Failures are logged on stderr.
-pub async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout: Duration) -> Option<String> {
+pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout: Duration) -> Option<String> {
     let status = call_bounded(caller, "mempalace_status", json!({}), timeout);
     let diary = call_bounded(caller, "mempalace_diary_read", json!({ "agent_name": agent_name }), timeout);
     let (status, diary) = tokio::join!(status, diary);

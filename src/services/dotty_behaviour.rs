@@ -16,19 +16,19 @@ const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'(')
     .remove(b')');
 
-pub fn encode_component(s: &str) -> String {
+pub(crate) fn encode_component(s: &str) -> String {
     utf8_percent_encode(s, URI_COMPONENT).to_string()
 }
 
 /// The classifier's verdict. Fails closed: only a 2xx answer whose `needs_review` is exactly JSON
 /// `false` approves; anything else (including every failure) holds the fact for review.
 #[derive(Debug, PartialEq)]
-pub enum Review {
+pub(crate) enum Review {
     Approved,
     Held(String),
 }
 
-pub async fn person_review(http: &Http, cfg: &VoiceConfig, name: &str) -> Review {
+pub(crate) async fn person_review(http: &Http, cfg: &VoiceConfig, name: &str) -> Review {
     let url = format!("{}/api/voice/person_review_status?person_id={}", cfg.behaviour_url, encode_component(name));
     let answer = match http.client() {
         Ok(c) => send_json(c.get(url).timeout(cfg.behaviour_timeout)).await,
@@ -45,7 +45,7 @@ pub async fn person_review(http: &Http, cfg: &VoiceConfig, name: &str) -> Review
 }
 
 /// The daemon's latest description, when it gives a non-empty string.
-pub async fn take_photo(http: &Http, cfg: &VoiceConfig) -> Result<String, HttpError> {
+pub(crate) async fn take_photo(http: &Http, cfg: &VoiceConfig) -> Result<String, HttpError> {
     let url = format!("{}/api/voice/take_photo", cfg.behaviour_url);
     let v = send_json(http.client()?.get(url).timeout(cfg.behaviour_timeout)).await?;
     match v.get("description") {

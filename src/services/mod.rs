@@ -1,9 +1,9 @@
 //! Dotty's home services over HTTP: one shared client (one keep-alive pool) for the whole process,
 //! built by [`crate::http`].
 
-pub mod dotty_behaviour;
-pub mod thinker;
-pub mod xiaozhi;
+pub(crate) mod dotty_behaviour;
+pub(crate) mod thinker;
+pub(crate) mod xiaozhi;
 
 /// How an HTTP exchange failed, in the terms the replies need.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,11 +4,11 @@ use super::{send_json, Http, HttpError};
 use crate::config::VoiceConfig;
 use serde_json::{json, Value};
 
-pub const SYSTEM_PROMPT: &str = "Answer the user's question concisely in 1-2 sentences. Be precise.";
+pub(crate) const SYSTEM_PROMPT: &str = "Answer the user's question concisely in 1-2 sentences. Be precise.";
 
 /// The request body, in the contract's key order. `enable_thinking: false` is essential: otherwise
 /// the model spends its 200 tokens reasoning.
-pub fn request_body(model: &str, question: &str) -> Value {
+pub(crate) fn request_body(model: &str, question: &str) -> Value {
     json!({
         "model": model,
         "messages": [
@@ -24,7 +24,7 @@ pub fn request_body(model: &str, question: &str) -> Value {
 
 /// `choices[0].message.content` (missing or null → empty). No `choices`, an empty list or no
 /// `message` is a failure.
-pub fn answer_of(v: &Value) -> Result<String, HttpError> {
+pub(crate) fn answer_of(v: &Value) -> Result<String, HttpError> {
     let message = v
         .get("choices")
         .and_then(Value::as_array)
@@ -38,7 +38,7 @@ pub fn answer_of(v: &Value) -> Result<String, HttpError> {
     })
 }
 
-pub async fn ask(http: &Http, cfg: &VoiceConfig, question: &str) -> Result<String, HttpError> {
+pub(crate) async fn ask(http: &Http, cfg: &VoiceConfig, question: &str) -> Result<String, HttpError> {
     let body =
         serde_json::to_vec(&request_body(&cfg.thinker_model, question)).map_err(|e| HttpError::Body(e.to_string()))?;
     let req = http

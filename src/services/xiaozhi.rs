@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a fetched catalogue (an empty one too) is reused.
-pub const CATALOGUE_TTL: Duration = Duration::from_secs(60);
+pub(crate) const CATALOGUE_TTL: Duration = Duration::from_secs(60);
 
 /// The admin endpoint, when one is configured.
-pub struct Admin {
+pub(crate) struct Admin {
     http: Http,
     base: String,
     token: Option<crate::env::Secret>,
@@ -23,7 +23,7 @@ pub struct Admin {
 impl Admin {
     /// `None` when neither `XIAOZHI_HOST` nor `XIAOZHI_ADMIN_SOCKET` is set. `tcp` is the shared
     /// client; a UNIX socket gets a client of its own (a reqwest client binds one socket).
-    pub fn new(cfg: &VoiceConfig, tcp: &Http) -> Option<Admin> {
+    pub(crate) fn new(cfg: &VoiceConfig, tcp: &Http) -> Option<Admin> {
         let (http, base) = if let Some(sock) = &cfg.admin_socket {
             (super::client(Some(sock)), "http://localhost".to_string())
         } else {
@@ -42,7 +42,7 @@ impl Admin {
     }
 
     /// Song catalogue fetches so far (calls that arrive during a fetch share it).
-    pub fn catalogue_fetches(&self) -> usize {
+    pub(crate) fn catalogue_fetches(&self) -> usize {
         self.catalogue_fetches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
@@ -55,7 +55,7 @@ impl Admin {
     }
 
     /// The song files, from cache when fresh. Any failure gives (and caches) an empty list.
-    pub async fn catalogue(&self) -> Arc<Vec<String>> {
+    pub(crate) async fn catalogue(&self) -> Arc<Vec<String>> {
         let mut slot = self.catalogue.lock().await;
         if let Some((at, files)) = slot.as_ref() {
             if at.elapsed() < CATALOGUE_TTL {
@@ -80,7 +80,7 @@ impl Admin {
     }
 
     /// Asks xiaozhi-server to play `asset`. Only status 200 is success.
-    pub async fn play(&self, asset: &str) -> Result<(), HttpError> {
+    pub(crate) async fn play(&self, asset: &str) -> Result<(), HttpError> {
         let req = self
             .request(reqwest::Method::POST, "/xiaozhi/admin/play-asset")?
             .json(&serde_json::json!({ "asset": asset }));
@@ -119,7 +119,7 @@ fn plain_files(v: &serde_json::Value) -> Vec<String> {
 
 /// A name that can only mean a file directly inside the asset folder: not empty, not `.` or `..`,
 /// and without `/`, `\`, NUL or any other control character.
-pub fn is_plain_file_name(name: &str) -> bool {
+pub(crate) fn is_plain_file_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 

@@ -35,7 +35,7 @@ const EXAMPLE_MAX: usize = 300;
 
 /// Where the backup goes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Backup {
+pub(crate) enum Backup {
     /// A new file beside brain.db, named after it and the time (the default).
     Beside,
     /// This path, which must not exist yet.
@@ -46,7 +46,7 @@ pub enum Backup {
 
 impl Backup {
     /// The `--backup` argument: absent → beside, `none` → no backup, anything else a path.
-    pub fn from_arg(arg: Option<&str>) -> Backup {
+    pub(crate) fn from_arg(arg: Option<&str>) -> Backup {
         match arg {
             None => Backup::Beside,
             Some("none") => Backup::Skip,
@@ -57,7 +57,7 @@ impl Backup {
 
 /// What a run did (or, dry, would do).
 #[derive(Debug, Default, PartialEq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Rows read whose content starts `user: `.
     pub scanned: u64,
     /// Rows rewritten (dry run: that would be).
@@ -74,7 +74,7 @@ pub struct Outcome {
 /// Why it stopped. Counts of what was already written are in `so_far` (every write that finished
 /// is committed: a later failure never undoes one).
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub why: String,
     pub so_far: Outcome,
 }
@@ -125,7 +125,7 @@ fn scan<E: From<rusqlite::Error>>(conn: &Connection, mut each: impl FnMut(Vec<Ro
 
 /// Runs `clean-turns` on the brain.db at `path` (which must exist: it is never created).
 /// `on_wait` is called when a write meets another writer's lock and waits for it.
-pub fn run(path: &Path, dry_run: bool, backup: &Backup, on_wait: &mut dyn FnMut()) -> Result<Outcome, Failure> {
+pub(crate) fn run(path: &Path, dry_run: bool, backup: &Backup, on_wait: &mut dyn FnMut()) -> Result<Outcome, Failure> {
     let fail = |why: String, so_far: Outcome| Failure { why, so_far };
     if !path.exists() {
         return Err(fail(format!("no brain.db at {}: nothing to clean", path.display()), Outcome::default()));
@@ -306,7 +306,7 @@ impl std::fmt::Display for BackupError {
 
 /// Runs the command and renders what it did: (text, exit status 0 done / 1 failed).
 /// A wait for another writer's lock is said once per run on stderr (the command's progress line).
-pub fn command(path: &Path, dry_run: bool, backup: &Backup) -> (String, i32) {
+pub(crate) fn command(path: &Path, dry_run: bool, backup: &Backup) -> (String, i32) {
     let mut said = false;
     let mut on_wait = || {
         if !std::mem::replace(&mut said, true) {

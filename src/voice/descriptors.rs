@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 /// One tool as pi registers it.
 #[derive(Debug, Clone)]
-pub struct Descriptor {
+pub(crate) struct Descriptor {
     pub tool: Tool,
     pub label: &'static str,
     pub description: &'static str,
@@ -23,7 +23,7 @@ fn one_string(name: &str, description: &str) -> Value {
 }
 
 /// The seven voice tools, in [`Tool::ALL`]'s order.
-pub fn voice_tools() -> Vec<Descriptor> {
+pub(crate) fn voice_tools() -> Vec<Descriptor> {
     vec![
         Descriptor {
             tool: Tool::MemoryLookup,

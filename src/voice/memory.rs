@@ -12,7 +12,7 @@ const FACT_MAX: usize = 300;
 // memory_lookup, remember and recall_person answer through `done`, called on a store thread (or
 // at once for an empty argument): see `Voice::start`.
 
-pub fn memory_lookup(v: &Voice, query: &str, done: impl FnOnce(String) + Send + 'static) {
+pub(super) fn memory_lookup(v: &Voice, query: &str, done: impl FnOnce(String) + Send + 'static) {
     let q = strip(query);
     if q.is_empty() {
         return done("(empty query)".into());
@@ -38,7 +38,7 @@ pub fn memory_lookup(v: &Voice, query: &str, done: impl FnOnce(String) + Send + 
     });
 }
 
-pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'static) {
+pub(super) fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'static) {
     let f = strip(fact);
     if f.is_empty() {
         return done("(empty fact)".into());
@@ -62,7 +62,7 @@ pub fn remember(v: &Voice, fact: &str, done: impl FnOnce(String) + Send + 'stati
     });
 }
 
-pub fn recall_person(v: &Voice, name: &str, done: impl FnOnce(String) + Send + 'static) {
+pub(super) fn recall_person(v: &Voice, name: &str, done: impl FnOnce(String) + Send + 'static) {
     let n = strip(name).to_string();
     if n.is_empty() {
         return done("(no person specified)".into());
@@ -89,7 +89,7 @@ pub fn recall_person(v: &Voice, name: &str, done: impl FnOnce(String) + Send + '
     );
 }
 
-pub async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
+pub(super) async fn remember_person(v: &Voice, name: &str, fact: &str) -> String {
     let n = strip(name);
     if n.is_empty() {
         return "(no person specified)".into();

@@ -3,9 +3,9 @@
 //! Every tool takes the raw JSON arguments the model produced and always answers with the contract's
 //! reply string: bad input and service failures are replies, not errors.
 
-pub mod clean_turns;
-pub mod descriptors;
-pub mod direct;
+pub(crate) mod clean_turns;
+pub(crate) mod descriptors;
+pub(crate) mod direct;
 mod memory;
 mod play_song;
 pub mod scaffolding;
@@ -56,6 +56,11 @@ impl Tool {
             Tool::TakePhoto => "take_photo",
             Tool::PlaySong => "play_song",
         }
+    }
+
+    /// Every voice tool's name: the names the palace's tools may never take.
+    pub fn names() -> Vec<&'static str> {
+        Tool::ALL.into_iter().map(Tool::name).collect()
     }
 
     /// The voice tool called `name`, if one is.
@@ -188,6 +193,7 @@ mod tests {
             assert_eq!(Tool::named(t.name()), Some(t));
         }
         assert_eq!(Tool::named("bash"), None);
+        assert_eq!(Tool::names(), crate::palace::tools::RESERVED_IN_TESTS, "the palace's tests reserve the same names");
         let direct: Vec<&str> = Tool::ALL.into_iter().filter(|t| t.is_direct()).map(Tool::name).collect();
         assert_eq!(direct, ["memory_lookup", "remember", "recall_person"]);
     }

@@ -5,7 +5,7 @@ use super::Voice;
 use crate::services::HttpError;
 use crate::text::{first_chars, strip, without_extension};
 
-pub async fn play_song(v: &Voice, name: &str) -> String {
+pub(super) async fn play_song(v: &Voice, name: &str) -> String {
     let n = strip(name);
     if n.is_empty() {
         return "(no song name given)".into();

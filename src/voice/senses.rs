@@ -4,7 +4,7 @@ use super::Voice;
 use crate::services::{dotty_behaviour, thinker, HttpError};
 use crate::text::{first_chars, strip};
 
-pub async fn think_hard(v: &Voice, question: &str) -> String {
+pub(super) async fn think_hard(v: &Voice, question: &str) -> String {
     let q = strip(question);
     if q.is_empty() {
         return "(empty question)".into();
@@ -22,7 +22,7 @@ pub async fn think_hard(v: &Voice, question: &str) -> String {
     }
 }
 
-pub async fn take_photo(v: &Voice) -> String {
+pub(super) async fn take_photo(v: &Voice) -> String {
     match dotty_behaviour::take_photo(&v.http, &v.cfg).await {
         Ok(description) => description,
         Err(e) => {

@@ -1,4 +1,4 @@
-//! pi session JSONL fixtures, for the unit tests (`palace::export`, `palace::feed`) and the
+//! pi session JSONL fixtures, for the unit tests (`palace::feed::export`, `palace::feed`) and the
 //! integration tests (`tests/palace_real.rs`).
 
 use serde_json::{json, Value};

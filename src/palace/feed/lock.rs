@@ -7,14 +7,14 @@ use std::path::Path;
 
 /// The non-blocking cross-process feed lock (released when dropped).
 #[derive(Debug)]
-pub struct FeedLock(
+pub(super) struct FeedLock(
     #[allow(dead_code, reason = "held, never read: the flock lasts as long as the open file")] std::fs::File,
 );
 
 impl FeedLock {
     /// `flock(LOCK_EX | LOCK_NB)` on `path` (created if missing). `Ok(None)` when another open
     /// file description holds it.
-    pub fn try_acquire(path: &Path) -> std::io::Result<Option<FeedLock>> {
+    pub(super) fn try_acquire(path: &Path) -> std::io::Result<Option<FeedLock>> {
         if let Some(parent) = path.parent() {
             crate::palace::files::create_private_dir(parent)?;
         }

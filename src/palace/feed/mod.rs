@@ -12,9 +12,12 @@
 //! This module schedules; the skip rules that depend on the configuration alone are here too
 //! ([`SkipReason::of_config`]), for `doctor` and the dry run to say.
 
+pub mod export;
 mod lock;
 mod outcome;
 mod pipeline;
+pub(crate) mod process;
+pub mod redact;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +26,8 @@ pub(crate) use outcome::path as outcome_path;
 pub use outcome::{last_feed_line, redaction_line, LastFeed, Ran};
 
 use super::{PalaceCaller, PalaceConfig, PalaceError};
+// The palace modules the feed's own files (export, process, redact) name as `super::…`.
+use super::{config, files, tools};
 use crate::diag;
 use crate::sync::lock;
 use futures_util::FutureExt;
@@ -80,7 +85,7 @@ pub(crate) fn unredacted_warning(cfg: &PalaceConfig) -> Option<String> {
     if cfg.redact == super::config::Redact::Off {
         return Some("mempalace feed: MEMPALACE_FEED_REDACT=off: transcripts are fed to the palace unredacted (unsafe for a shared palace)".into());
     }
-    let bin = super::process::resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref())?;
+    let bin = crate::process_group::resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref())?;
     cfg.remote.then(|| format!(
         "mempalace feed: the external exporter {} sends transcripts to the remote palace itself: they leave unredacted (unset MEMPALACE_FEED_BIN or take it off PATH to use the built-in, redacting exporter)",
         bin.display()
@@ -95,7 +100,7 @@ pub enum FeedOutcome {
         source: String,
         output: String,
         /// What redaction replaced in what was fed, per kind (never the values).
-        redacted: crate::palace::redact::Counts,
+        redacted: crate::palace::feed::redact::Counts,
     },
     /// Nothing changed since the last export.
     NothingToFeed,

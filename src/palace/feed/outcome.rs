@@ -5,8 +5,8 @@
 //! A feed's redactions are kept as counts per kind (`"redacted": {"jwt": 2}`), never the values.
 
 use super::FeedOutcome;
+use crate::palace::feed::redact::{self, Counts};
 use crate::palace::files::{age, create_private_dir, now_ms, write_atomic};
-use crate::palace::redact::{self, Counts};
 use serde_json::{json, Value};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -3,17 +3,18 @@
 //! through the extension's own MCP client (`mempalace_mine`), and the built-in export's state is
 //! committed only once the mine succeeded. Bounded by the prepare timeout plus the mine timeout.
 //!
-//! Redaction ([`crate::palace::redact`]) happens in step 1: the built-in exporter redacts what it
+//! Redaction ([`crate::palace::feed::redact`]) happens in step 1: the built-in exporter redacts what it
 //! stages; in local mode the files under an external exporter's `MINE_SOURCE` are redacted in
 //! place before the mine (a remote external exporter has sent them already: said once at load).
 
 use super::lock::FeedLock;
 use super::{lacks_ssh_target, FeedOutcome, SkipReason};
 use crate::diag;
-use crate::palace::export::{BuiltinExporter, StagedExport};
-use crate::palace::process::{resolve_bin, rsync_to_remote, run_external};
-use crate::palace::redact::{self, Counts, Redactor};
+use crate::palace::feed::export::{BuiltinExporter, StagedExport};
+use crate::palace::feed::process::{rsync_to_remote, run_external};
+use crate::palace::feed::redact::{self, Counts, Redactor};
 use crate::palace::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
+use crate::process_group::resolve_bin;
 use serde_json::json;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -34,7 +35,7 @@ pub(super) async fn run(
         Err(e) => {
             return FeedOutcome::Failed(PalaceError::Lock {
                 path: cfg.lock_path().display().to_string(),
-                error: e.to_string(),
+                error: e.into(),
             })
         }
     };
@@ -88,7 +89,7 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(|_| PalaceError::ExportTimedOut(cfg.prepare_timeout))?
         .map_err(|e| PalaceError::ExportTask(e.to_string()))?
-        .map_err(|e| PalaceError::Export(e.to_string()))
+        .map_err(|e| PalaceError::Export(e.into()))
 }
 
 async fn prepare(cfg: &PalaceConfig, reason: &str, cell: &Arc<RedactorCell>) -> Result<Option<Prepared>, PalaceError> {

@@ -6,31 +6,14 @@
 //! that starts with `-` is refused before anything runs.
 
 use super::PalaceError;
-use std::path::{Path, PathBuf};
+use crate::process_group::resolve_bin;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// Stdout/stderr kept from an exporter or rsync (the rest is read and dropped).
 const MAX_CAPTURE: usize = 64 * 1024;
-
-/// `bin` as an executable path: a name containing `/` is taken as is, anything else is looked
-/// up in `path_var` (a `PATH` value). `None` when it isn't an executable file.
-pub(crate) fn resolve_bin(bin: &str, path_var: Option<&str>) -> Option<PathBuf> {
-    if bin.is_empty() {
-        return None;
-    }
-    if bin.contains('/') {
-        let p = PathBuf::from(bin);
-        return is_executable(&p).then_some(p);
-    }
-    path_var?.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(bin)).find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
 
 /// What a finished child process left behind.
 struct Finished {
@@ -41,7 +24,7 @@ struct Finished {
 
 /// Variables no child of the feed gets: the palace's bearer token and the xiaozhi admin token
 /// (the exporter, rsync and the ssh that rsync starts have no use for them).
-pub const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
+pub(crate) const SECRET_VARS: [&str; 2] = ["MEMPALACE_REMOTE_TOKEN", "DOTTY_ADMIN_TOKEN"];
 
 /// Runs `cmd` with stdin null, stdout/stderr captured and the secrets out of its environment, in
 /// its own process group; after `timeout` the whole group is killed (SIGKILL) and an error
@@ -55,10 +38,10 @@ async fn run_captured(
         cmd.env_remove(var);
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
-    let mut child = cmd.spawn().map_err(|e| PalaceError::Spawn { what: what.to_string(), error: e.to_string() })?;
+    let mut child = cmd.spawn().map_err(|e| PalaceError::Spawn { what: what.to_string(), error: e.into() })?;
     let mut group = crate::process_group::ProcessGroup::of_leader(child.id().unwrap_or(0));
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-        let error = "its stdout or stderr is not a pipe".to_string();
+        let error = std::io::Error::other("its stdout or stderr is not a pipe").into();
         return Err(PalaceError::Spawn { what: what.to_string(), error });
     };
     let work = async {
@@ -68,7 +51,7 @@ async fn run_captured(
     match tokio::time::timeout(timeout, work).await {
         Ok((stdout, stderr, status)) => {
             group.clear(Duration::ZERO).await; // helpers it left behind (usually none: a no-op)
-            let status = status.map_err(|e| PalaceError::Wait { what: what.to_string(), error: e.to_string() })?;
+            let status = status.map_err(|e| PalaceError::Wait { what: what.to_string(), error: e.into() })?;
             Ok(Finished { status, stdout, stderr })
         }
         Err(_) => {
@@ -107,7 +90,7 @@ fn tail(text: &str, lines: usize) -> String {
 /// killed with its process group after `timeout`) and returns the path of its
 /// `MINE_SOURCE=<path>` line. `Ok(None)` when it succeeded without printing one (nothing to
 /// feed).
-pub async fn run_external(
+pub(crate) async fn run_external(
     bin: &Path,
     reason: &str,
     wing: &str,
@@ -139,7 +122,7 @@ pub async fn run_external(
 /// The rsync arguments that copy the contents of `local_dir` to `target:remote_path`.
 /// A leading `~/` in `remote_path` is dropped (rsync paths are relative to the remote home);
 /// the remote folder is created first through `--rsync-path`.
-pub fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_config: Option<&Path>) -> Vec<String> {
+pub(crate) fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_config: Option<&Path>) -> Vec<String> {
     let remote = remote_rel(remote_path);
     let mut ssh = String::from("ssh -o BatchMode=yes");
     if let Some(cfg) = ssh_config {
@@ -185,7 +168,7 @@ fn sh_quote(s: &str) -> String {
 
 /// Copies the staged folder to the palace host with `rsync` (found through `path_var`),
 /// killed after `timeout`.
-pub async fn rsync_to_remote(
+pub(crate) async fn rsync_to_remote(
     local_dir: &Path,
     target: &str,
     remote_path: &str,
@@ -215,6 +198,7 @@ pub async fn rsync_to_remote(
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
     use std::time::Instant;
 
     fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -222,19 +206,6 @@ mod tests {
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         p
-    }
-
-    #[test]
-    fn resolves_bins() {
-        let d = tempfile::tempdir().unwrap();
-        let s = script(d.path(), "mempalace-pi-session", "true");
-        std::fs::write(d.path().join("not-exec"), "x").unwrap();
-        let path = format!("/nonexistent:{}", d.path().display());
-        assert_eq!(resolve_bin("mempalace-pi-session", Some(&path)), Some(s.clone()));
-        assert_eq!(resolve_bin("not-exec", Some(&path)), None);
-        assert_eq!(resolve_bin("mempalace-pi-session", None), None);
-        assert_eq!(resolve_bin(s.to_str().unwrap(), None), Some(s));
-        assert_eq!(resolve_bin("", Some(&path)), None);
     }
 
     #[tokio::test]
@@ -283,6 +254,15 @@ mod tests {
         // SAFETY: `fd` is this function's own (opened above) and not used after.
         unsafe { libc::close(fd) };
         ready == 1
+    }
+
+    #[tokio::test]
+    async fn an_exporter_that_cannot_start_keeps_its_io_error() {
+        let d = tempfile::tempdir().unwrap();
+        let err = run_external(&d.path().join("missing"), "quit", "w", Duration::from_secs(5)).await.unwrap_err();
+        assert!(err.to_string().starts_with("can't start "), "{err}");
+        let io = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<super::super::super::error::IoError>());
+        assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::NotFound), "{err:?}");
     }
 
     #[tokio::test]

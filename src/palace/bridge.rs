@@ -22,9 +22,11 @@ use std::time::{Duration, Instant};
 /// Wake-up is bounded by the request timeout; with `MEMPALACE_MCP_TIMEOUT_MS=0` (none) by this.
 const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub struct Bridge {
+pub(crate) struct Bridge {
     pub cfg: PalaceConfig,
     mcp_cfg: McpConfig,
+    /// The names no palace tool may take (the voice tools'), handed in by the extension.
+    reserved: Vec<&'static str>,
     /// The MCP client in use and why the palace can't be had, if so (`/mempalace reconnect`
     /// replaces the client).
     current: Arc<CurrentClient>,
@@ -55,6 +57,20 @@ pub struct Bridge {
     settled_event: AtomicBool,
     /// Set once the `MEMPALACE_TOOLS` entries matching no palace tool were said on stderr.
     said_unmatched: AtomicBool,
+}
+
+/// The palace tools one load of the extension may register ([`Bridge::registration`]).
+#[derive(Debug)]
+pub(crate) struct Offer {
+    /// The exposure in force.
+    pub(crate) in_force: InForce,
+    /// Each tool with the `exposure` it is registered with (`None`: direct).
+    pub(crate) tools: Vec<(ToolInfo, Option<&'static str>)>,
+    /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
+    pub(crate) namespace: Value,
+    /// No tool list is known yet (no cache, the handshake not done) and the palace may still come
+    /// (installed, not known down): a first start.
+    pub(crate) awaiting: bool,
 }
 
 /// Why the bridge has no palace to offer.
@@ -93,7 +109,7 @@ impl std::error::Error for Unavailable {}
 /// The palace's state as `/mempalace status` says it (its first line) and pi's footer shows it
 /// (`extension::commands` makes that short).
 #[derive(Debug, Clone, PartialEq)]
-pub enum PalaceState {
+pub(crate) enum PalaceState {
     /// No handshake done yet, or a respawn under way.
     Connecting,
     /// Connected: `offered` of the `known` tools are pi's (`MEMPALACE_TOOLS`).
@@ -140,7 +156,7 @@ impl CurrentClient {
 
     /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
     /// succeeded, or the client gave up (respawn budget used up, a wrong token). Feeding does no
-    /// work then (contracts/trust-and-limits.md).
+    /// work then (docs/trust.md).
     fn unavailable(&self) -> Option<Unavailable> {
         let s = self.client().stats();
         let failed = lock(&self.failed).clone();
@@ -159,8 +175,8 @@ impl CurrentClient {
 struct ClientCaller(Arc<CurrentClient>);
 
 impl PalaceCaller for ClientCaller {
-    fn down_reason(&self) -> Option<String> {
-        self.0.unavailable().map(|u| u.to_string())
+    fn down_reason(&self) -> Option<Unavailable> {
+        self.0.unavailable()
     }
 
     /// Owns the call's bound: when `timeout` runs out the request is cancelled, on the server too
@@ -196,7 +212,7 @@ impl PalaceCaller for ClientCaller {
 }
 
 /// The text blocks of an MCP result, joined with newlines.
-pub fn text_of(r: &CallResult) -> String {
+pub(crate) fn text_of(r: &CallResult) -> String {
     r.content
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -207,7 +223,7 @@ pub fn text_of(r: &CallResult) -> String {
 
 /// MCP content blocks → pi content blocks: text and images as they are, anything else (audio,
 /// resources) as its JSON text so the model still sees it.
-pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
+pub(crate) fn to_pi_content(r: &CallResult) -> Vec<Value> {
     r.content
         .iter()
         .map(|b| match b.get("type").and_then(Value::as_str) {
@@ -221,14 +237,15 @@ pub fn to_pi_content(r: &CallResult) -> Vec<Value> {
 impl Bridge {
     /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
     /// (a small file) but starts nothing.
-    pub fn from_config(cfg: PalaceConfig, mcp: McpConfig) -> Option<Arc<Bridge>> {
-        cfg.enabled().then(|| Arc::new(Bridge::new(cfg, mcp)))
+    /// `reserved`: the names no palace tool may take (the voice tools').
+    pub(crate) fn from_config(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Option<Arc<Bridge>> {
+        cfg.enabled().then(|| Arc::new(Bridge::new(cfg, mcp, reserved)))
     }
 
-    pub fn new(cfg: PalaceConfig, mcp: McpConfig) -> Bridge {
+    pub(crate) fn new(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Bridge {
         let cache_key = cache::key(&mcp);
         let cache_path = cfg.tools_cache_path();
-        let cached = cache::load(&cache_path, &cache_key).unwrap_or_else(|why| {
+        let cached = cache::load(&cache_path, &cache_key, &reserved).unwrap_or_else(|why| {
             crate::diag!(
                 "mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake",
                 cache_path.display()
@@ -241,6 +258,7 @@ impl Bridge {
         Bridge {
             cfg,
             mcp_cfg: mcp,
+            reserved,
             current,
             cache_path,
             cache_key,
@@ -273,7 +291,7 @@ impl Bridge {
     /// names something else in this pi process has (`taken`: pi's tool names, minus this
     /// extension's own). A name taken is said once on stderr, on the same line as what the last
     /// handshake refused (one line per handshake).
-    pub(crate) fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
+    fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
         let known = self.offered_tools();
         let clash: Vec<String> =
             crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
@@ -305,7 +323,7 @@ impl Bridge {
     /// The exposure in force on the pi `view` describes: resolved (and remembered) from
     /// `MEMPALACE_EXPOSURE` and what pi can do; a fallback from what was asked is said once on
     /// stderr.
-    pub(crate) fn expose_on(&self, view: &PiView) -> InForce {
+    fn expose_on(&self, view: &PiView) -> InForce {
         let in_force = exposure::resolve(&self.cfg.exposure, view);
         let mut current = lock(&self.exposure);
         if current.as_ref() != Some(&in_force) {
@@ -319,22 +337,54 @@ impl Bridge {
 
     /// The exposure in force: as resolved on pi's view, or, before pi's view was seen, the one
     /// the tools are registered with at load.
-    pub(crate) fn exposure(&self) -> InForce {
+    fn exposure(&self) -> InForce {
         lock(&self.exposure).clone().unwrap_or_else(|| InForce::tentative(&self.cfg.exposure))
     }
 
     /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
-    pub(crate) fn namespace(&self) -> Value {
+    fn namespace(&self) -> Value {
         exposure::namespace(&lock(&self.server))
     }
 
     /// The `exposure` the tool `name` is registered with (`None`: direct).
-    pub(crate) fn tool_exposure(&self, in_force: &InForce, name: &str) -> Option<&'static str> {
+    fn tool_exposure(&self, in_force: &InForce, name: &str) -> Option<&'static str> {
         exposure::tool_exposure(&self.cfg.exposure, in_force, name)
     }
 
+    /// What one load of the extension may register now, asked once: the exposure in force on pi's
+    /// `view` (`None` while pi loads extensions: the one asked for), the tools pi may register (not
+    /// those whose names are `taken` in pi), each with its exposure, and the palace's namespace.
+    pub(crate) fn registration(&self, view: Option<&PiView>, taken: &[String]) -> Offer {
+        let in_force = match view {
+            Some(view) => self.expose_on(view),
+            None => self.exposure(),
+        };
+        self.offer(in_force, self.tools_for_pi(taken))
+    }
+
+    /// The server's own tools, once the handshake is done, as [`Bridge::registration`] offers them
+    /// (every tool `MEMPALACE_TOOLS` lets through; pi sorts out the names taken when it registers).
+    pub(crate) async fn registration_when_connected(&self) -> Result<Offer, McpError> {
+        let tools = self.connect().await?;
+        Ok(self.offer(self.exposure(), self.cfg.tools.apply(tools)))
+    }
+
+    fn offer(&self, in_force: InForce, tools: Vec<ToolInfo>) -> Offer {
+        let tools = tools
+            .into_iter()
+            .map(|t| {
+                let exposure = self.tool_exposure(&in_force, &t.name);
+                (t, exposure)
+            })
+            .collect();
+        let unlisted = lock(&self.tools).is_empty();
+        // A palace that is not installed, or known down, will bring no tools to reach.
+        let awaiting = unlisted && !self.mcp_cfg.not_installed() && self.state() == PalaceState::Connecting;
+        Offer { in_force, tools, namespace: self.namespace(), awaiting }
+    }
+
     /// The system prompt section on the palace tools not declared, once pi's view was seen.
-    pub fn prompt_section(&self) -> Option<String> {
+    pub(crate) fn prompt_section(&self) -> Option<String> {
         let in_force = lock(&self.exposure).clone()?;
         let names: Vec<String> = self.offered_tools().into_iter().map(|t| t.name).collect();
         exposure::prompt_section(&self.cfg.exposure, &in_force, &names)
@@ -342,7 +392,7 @@ impl Bridge {
 
     /// `/mempalace status`'s exposure line: the mode in force, how it reaches the tools, how many
     /// are direct.
-    pub fn exposure_report(&self) -> String {
+    pub(crate) fn exposure_report(&self) -> String {
         let in_force = self.exposure();
         let offered = self.offered_tools();
         let direct = offered.iter().filter(|t| self.tool_exposure(&in_force, &t.name).is_none()).count();
@@ -353,12 +403,12 @@ impl Bridge {
             "exposure: {}{via}{seen}, {direct} of {} tools direct (MEMPALACE_EXPOSURE={asked}, MEMPALACE_DIRECT_TOOLS={})",
             in_force.mode,
             offered.len(),
-            if self.cfg.exposure.direct_tools.is_all() { "none".to_string() } else { self.cfg.exposure.direct_tools.to_string() }
+            self.cfg.exposure.direct_tools
         )
     }
 
     /// The MCP client in use.
-    pub fn client(&self) -> Arc<McpClient> {
+    pub(crate) fn client(&self) -> Arc<McpClient> {
         self.current.client()
     }
 
@@ -366,7 +416,7 @@ impl Bridge {
     /// `palace::tools` lets them through, refreshing the cache file when they changed. A failure
     /// is said once on stderr and remembered: pi goes on without palace tools, and calls still try
     /// (the client self-heals within its budget).
-    pub async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
+    pub(crate) async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
         let mut done = self.connected.lock().await;
         if let Some(r) = &*done {
             return r.clone();
@@ -378,7 +428,7 @@ impl Bridge {
 
     /// `/mempalace reconnect`: a fresh client (a new server, a new respawn budget) and a new
     /// handshake. Feeding resumes when it succeeds.
-    pub async fn reconnect(&self) -> Result<Vec<ToolInfo>, Unavailable> {
+    pub(crate) async fn reconnect(&self) -> Result<Vec<ToolInfo>, Unavailable> {
         let mut done = self.connected.lock().await;
         if self.shut_down.load(Ordering::SeqCst) {
             return Err(Unavailable::ShutDown);
@@ -396,7 +446,7 @@ impl Bridge {
         match client.connect().await {
             Ok(list) => {
                 self.current.set_failed(None);
-                let admitted = crate::palace::tools::admit(list);
+                let admitted = crate::palace::tools::admit(list, &self.reserved);
                 // Said with the names taken in pi, when the tools are next handed to pi.
                 *lock(&self.pending_refused) = Some(admitted.refused);
                 let tools = admitted.tools;
@@ -405,7 +455,7 @@ impl Bridge {
                     crate::palace::tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
                 let changed = *lock(&self.tools) != tools || *lock(&self.server) != server;
                 if changed {
-                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server) {
+                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server, &self.reserved) {
                         crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
                     }
                     *lock(&self.tools) = tools.clone();
@@ -435,7 +485,7 @@ impl Bridge {
 
     /// The palace's state now: connecting, ready with the tools pi is offered, down and why, not
     /// installed, or stopped.
-    pub fn state(&self) -> PalaceState {
+    pub(crate) fn state(&self) -> PalaceState {
         match (self.current.unavailable(), self.client().stats().connected) {
             (Some(Unavailable::Handshake(McpError::NotInstalled { bin })), _) => PalaceState::NotInstalled { bin },
             (Some(why), _) => PalaceState::Down(why),
@@ -446,7 +496,7 @@ impl Bridge {
     }
 
     /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
-    pub fn status_report(&self) -> String {
+    pub(crate) fn status_report(&self) -> String {
         let s = self.client().stats();
         let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), ToString::to_string);
         [
@@ -493,7 +543,7 @@ impl Bridge {
     }
 
     /// One palace tool call for pi; waits for the background handshake first.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         name: &str,
         args: Value,
@@ -506,7 +556,7 @@ impl Bridge {
     /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a
     /// `--continue`d or `--session`-picked thread with reason `startup`; its context is already in
     /// the thread, so it is a resume, not a fresh session.
-    pub fn session_start(&self, reason: &str, has_messages: bool) {
+    pub(crate) fn session_start(&self, reason: &str, has_messages: bool) {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
     }
 
@@ -514,7 +564,7 @@ impl Bridge {
     /// message, or None (not fresh, already done, the palace didn't answer within the request
     /// timeout). A run an extension started (a custom message, the diary prompt) gets none and
     /// leaves the wake-up armed for the user's first prompt.
-    pub async fn wakeup(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
+    pub(crate) async fn wakeup(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
         if !self.sent_prompts.user_started(start) || !self.wakeup.take() {
             return None;
         }
@@ -529,7 +579,7 @@ impl Bridge {
 
     /// The `/mempalace-diary [topic]` user message; it says how to reach `mempalace_diary_write`
     /// when that tool is not declared to the model.
-    pub fn diary_prompt(&self, topic: &str) -> String {
+    pub(crate) fn diary_prompt(&self, topic: &str) -> String {
         let topic = topic.trim();
         let reach = exposure::reach_hint(&self.cfg.exposure, &self.exposure(), crate::palace::diary::DIARY_TOOL);
         let prompt = crate::palace::diary::diary_prompt(
@@ -543,7 +593,7 @@ impl Bridge {
 
     /// pi's `session_shutdown`: feeds the transcripts; on `quit` then stops the server. Bounded by
     /// the feed's own timeouts; never fails.
-    pub async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
+    pub(crate) async fn session_shutdown(&self, reason: &str) -> FeedOutcome {
         let outcome = self.feeder.shutdown(reason).await;
         if reason == "quit" && !self.shut_down.swap(true, Ordering::SeqCst) {
             self.client().shutdown().await;
@@ -552,17 +602,17 @@ impl Bridge {
     }
 
     /// pi emitted `agent_settled`: from now on it, not `agent_end`, triggers the feed.
-    pub fn agent_settled_seen(&self) {
+    pub(crate) fn agent_settled_seen(&self) {
         self.settled_event.store(true, Ordering::Relaxed);
     }
 
     /// Whether `agent_end` triggers a feed: only in a pi that has no `agent_settled` event.
-    pub fn feeds_on_agent_end(&self) -> bool {
+    pub(crate) fn feeds_on_agent_end(&self) -> bool {
         !self.settled_event.load(Ordering::Relaxed)
     }
 
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
-    pub async fn settled(&self) -> FeedOutcome {
+    pub(crate) async fn settled(&self) -> FeedOutcome {
         self.feeder.settled().await
     }
 }

@@ -88,7 +88,7 @@ pub(super) struct Hit {
 
 impl Rule {
     /// Every secret this rule finds in `hay`.
-    pub fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+    pub(super) fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
         for caps in self.regex.captures_iter(hay) {
             let Some(whole) = caps.get(0) else { continue };
             let secret = match self.secret_group {
@@ -156,7 +156,7 @@ pub(super) struct Rules {
 impl Rules {
     /// The built-in rules and `user` (pattern, 1-based line) compiled; a user pattern that isn't a
     /// regular expression gives one warning (never its text, which may hold a secret).
-    pub fn build(user: &[(String, usize)], source: &str) -> (Rules, Vec<String>) {
+    pub(super) fn build(user: &[(String, usize)], source: &str) -> (Rules, Vec<String>) {
         let mut warnings = Vec::new();
         let mut rules = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
@@ -213,7 +213,7 @@ impl Rules {
     }
 
     /// The rules to run on `hay`: those a keyword in it gates, and the ungated ones; sorted, once each.
-    pub fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
+    pub(super) fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
         out.clear();
         out.extend_from_slice(&self.always);
         if let Some(ac) = &self.keywords {
@@ -226,13 +226,13 @@ impl Rules {
     }
 
     /// True when a keyword of a gated rule is in `hay` or an ungated rule exists.
-    pub fn any_triggered(&self, hay: &[u8]) -> bool {
+    pub(super) fn any_triggered(&self, hay: &[u8]) -> bool {
         !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay))
     }
 
     /// How many keywords there are (a test).
     #[cfg(test)]
-    pub fn keyword_count(&self) -> usize {
+    pub(super) fn keyword_count(&self) -> usize {
         self.keyword_rules.len()
     }
 }

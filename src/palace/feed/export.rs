@@ -422,7 +422,7 @@ mod tests {
         };
         let src = write_session(agent.path(), "s", &secret("a"));
         let feed_dir = agent.path().join("mempalace-feed");
-        let redactor = std::sync::Arc::new(crate::palace::redact::Redactor::builtin());
+        let redactor = std::sync::Arc::new(crate::palace::feed::redact::Redactor::builtin());
 
         // An earlier, unredacting feed left a plain copy and its state behind.
         let plain = BuiltinExporter::new(agent.path().join("sessions"), &feed_dir);

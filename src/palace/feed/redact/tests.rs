@@ -2,9 +2,9 @@ use super::*;
 use serde_json::Value;
 
 /// The made-up secrets of every kind (shared with the contract and e2e tests).
-const SECRETS: &str = include_str!("../../../__test__/fixtures/redact/secrets.json");
+const SECRETS: &str = include_str!("../../../../__test__/fixtures/redact/secrets.json");
 /// Ordinary coding sessions that hold nothing secret (how it was made: its `about`).
-const ORDINARY: &str = include_str!("../../../__test__/fixtures/redact/ordinary.jsonl");
+const ORDINARY: &str = include_str!("../../../../__test__/fixtures/redact/ordinary.jsonl");
 
 struct Sample {
     kind: String,
