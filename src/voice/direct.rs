@@ -79,7 +79,7 @@ fn tool_named(name: &str) -> Result<Tool, Error> {
 /// as the tools read it through pi) and `options`, and answers with the tool's reply. Every tool
 /// may be called so; the brain.db tools are faster through [`call_blocking`]. Errs only for a name
 /// that is no voice tool, or a panic inside the tool (INTERNAL).
-pub(crate) async fn call(name: &str, args: &Value, options: &Value) -> Result<String, Error> {
+pub async fn call(name: &str, args: &Value, options: &Value) -> Result<String, Error> {
     use futures_util::FutureExt;
     let tool = tool_named(name)?;
     let voice = voice_for(tool, options);
@@ -92,7 +92,7 @@ pub(crate) async fn call(name: &str, args: &Value, options: &Value) -> Result<St
 /// [`call`] for the tools that only touch brain.db (memory_lookup, remember, recall_person), on
 /// the caller's thread, without an async runtime: blocks until the store answered (a write: until
 /// its COMMIT returned). Errs for any other tool, or a panic in the store's job (INTERNAL).
-pub(crate) fn call_blocking(name: &str, args: &Value, options: &Value) -> Result<String, Error> {
+pub fn call_blocking(name: &str, args: &Value, options: &Value) -> Result<String, Error> {
     let tool = tool_named(name)?;
     if !tool.is_direct() {
         return Err(Error::new(Kind::BadArguments, format!("{name} is asynchronous: use the async call")));

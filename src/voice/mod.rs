@@ -5,7 +5,8 @@
 
 pub(crate) mod clean_turns;
 pub(crate) mod descriptors;
-pub(crate) mod direct;
+// Production's one-shot direct calls: called by the binding only, so public (the boundary's API).
+pub mod direct;
 mod memory;
 mod play_song;
 pub mod scaffolding;
