@@ -15,6 +15,9 @@
 //!
 //! What was redacted is counted per kind ([`Counts`]), never kept.
 
+//CALLS
+#[cfg(test)]
+mod corpus;
 mod json;
 mod rules;
 #[cfg(test)]

@@ -65,8 +65,8 @@ struct Allow {
     stopwords: Option<Arc<AhoCorasick>>,
 }
 
-/// A check of a secret, given the bytes after it: false refuses it.
-type Check = fn(&[u8], &[u8]) -> bool;
+/// A check of a secret, given the bytes before and after it: false refuses it.
+type Check = fn(&[u8], &[u8], &[u8]) -> bool;
 
 /// One regex rule of the format or user layer.
 pub(super) struct Rule {
@@ -112,7 +112,7 @@ impl Rule {
             let Some(secret) = secret.filter(|m| !m.is_empty()) else { continue };
             let s = secret.as_bytes();
             if self.entropy.is_some_and(|min| entropy(s) < min)
-                || self.check.is_some_and(|ok| !ok(s, &hay[secret.end()..]))
+                || self.check.is_some_and(|ok| !ok(s, &hay[..secret.start()], &hay[secret.end()..]))
             {
                 continue;
             }
@@ -279,7 +279,24 @@ impl Rules {
                 }
             }
         };
-        for (rule, words) in vendored(&mut warnings).into_iter().chain(ours()) {
+        let vendored = vendored(&mut warnings);
+        // Our assignment rule fires on code as gitleaks' generic rule does: it gets its allowlists
+        // of the match and the line (`secret_name = ...`, `key_length = ...`, Docker build
+        // secrets, imports), not its stopwords (a password may hold a common word). Not the header
+        // rules: the generic match allowlist has `author`, which `Authorization` holds.
+        let generic: Vec<Allow> = vendored
+            .iter()
+            .filter(|(r, _)| &*r.kind == "generic-api-key")
+            .flat_map(|(r, _)| r.allow.iter().filter(|a| a.target != Target::Secret))
+            .map(|a| Allow { target: a.target, regexes: a.regexes.clone(), stopwords: None })
+            .collect();
+        let ours = ours().into_iter().map(|(mut r, w)| {
+            if &*r.kind == "password-assignment" {
+                r.allow.extend(generic.iter().cloned());
+            }
+            (r, w)
+        });
+        for (rule, words) in vendored.into_iter().chain(ours) {
             gate(rules.len(), &words, &mut keywords);
             rules.push(rule);
         }
@@ -402,13 +419,16 @@ fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
         let priority = if r.id == "generic-api-key" { 2 } else { 1 };
         let whole = r.secret_group.is_none() && first_group_is_structural(&r.regex);
         let twin_word = twins.get(&r.id).cloned();
+        // gitleaks' generic rule fires on code its allowlists don't know (`RegEnumKey =
+        // win32api.RegEnumKey`, CPython's distutils): a member chain of identifiers is refused.
+        let check: Option<Check> = (r.id == "generic-api-key").then_some(not_code);
         let rule = Rule {
             kind: Arc::from(r.id.as_str()),
             regex,
             secret_group: r.secret_group,
             entropy: r.entropy,
             allow,
-            check: None,
+            check,
             priority,
             whole,
             twin_word,
@@ -522,9 +542,16 @@ thread_local! {
 }
 
 /// Code, not a value: a call (`self.headers.get(`), a member or path chain of identifiers
-/// (`config.db.password`, `X25519.secret_length`, `Zeroizing::new`, `win32api.RegEnumKey`).
-fn is_code(s: &[u8], after: &[u8]) -> bool {
-    if after.first() == Some(&b'(') {
+/// (`config.db.password`, `X25519.secret_length`, `Zeroizing::new`, `win32api.RegEnumKey`), a
+/// member reached with `->` or `::` (`sqlite3_api->column_bytes16`), or an identifier made of
+/// words (`_bindgen_ty_3`, `nl80211_key_attributes`, `Uint8Array`).
+fn is_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    if after.first() == Some(&b'(') || after.starts_with(b"::") || before.ends_with(b"->") || before.ends_with(b"::") {
+        return true;
+    }
+    let identifier = s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let camel = s.windows(2).any(|w| (w[0].is_ascii_lowercase() || w[0].is_ascii_digit()) && w[1].is_ascii_uppercase());
+    if identifier && (camel || s.contains(&b'_')) && wordy(s) {
         return true;
     }
     let text = String::from_utf8_lossy(s);
@@ -535,6 +562,22 @@ fn is_code(s: &[u8], after: &[u8]) -> bool {
             && c.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
     (text.contains('.') || text.contains("::")) && pieces.len() >= 2 && pieces.iter().all(ident)
+}
+
+/// gitleaks' generic rule, refused on code and on file names of words (`rsa-2048-private-key.pk8`).
+fn not_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    !is_code(s, before, after) && !is_file_name(s)
+}
+
+/// A file name of words with an extension (`rsa-2048-private-key.pk8`, `s_rsa1024_priv.pem`).
+fn is_file_name(s: &[u8]) -> bool {
+    let Some(dot) = s.iter().rposition(|b| *b == b'.') else { return false };
+    let ext = &s[dot + 1..];
+    (2..=4).contains(&ext.len())
+        && ext[0].is_ascii_lowercase()
+        && ext.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && s[..dot].iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && wordy(&s[..dot])
 }
 
 /// A version or a range of versions (`^4.0.10`, `~1.2`, `>=2.0.0-rc.1`, `v3.11.0`).
@@ -549,13 +592,13 @@ fn is_version(s: &[u8]) -> bool {
 }
 
 /// A URL's password: not a placeholder, and not one the text says is missing.
-fn url_secret(s: &[u8], _after: &[u8]) -> bool {
+fn url_secret(s: &[u8], _before: &[u8], _after: &[u8]) -> bool {
     not_placeholder(s)
 }
 
 /// An `Authorization:` header's or `Bearer` token's value: not a placeholder, not code, not words.
-fn header_secret(s: &[u8], after: &[u8]) -> bool {
-    not_placeholder(s) && !is_code(s, after) && !wordy(s)
+fn header_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    not_placeholder(s) && !is_code(s, before, after) && !wordy(s)
 }
 
 /// The value of a `password=` assignment is a secret, unless it is code or a placeholder: an
@@ -563,17 +606,17 @@ fn header_secret(s: &[u8], after: &[u8]) -> bool {
 /// (`required`, `true`), a path (`/etc/x`, a cloud secret manager's `projects/p/secrets/s`), a
 /// version (`"@inquirer/password": "^4.0.10"`), or a number. A secret has a digit or a symbol, and
 /// isn't only letters and dots.
-fn assigned_secret(s: &[u8], after: &[u8]) -> bool {
+fn assigned_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
     if !not_placeholder(s) || s.starts_with(b"/") || s.starts_with(b"~") || s.starts_with(b"./") {
         return false;
     }
-    if is_code(s, after) || is_version(s) || (s.iter().filter(|b| **b == b'/').count() >= 2 && wordy(s)) {
+    // A reference, a path or a deref (`secret_key: &HpkePrivateKey`, `Secrets::Aes128Gcm`), a
+    // hexadecimal literal (`ExtendedMasterSecret => 0x0017`).
+    let hex = s.len() > 2 && s[..2].eq_ignore_ascii_case(b"0x") && s[2..].iter().all(u8::is_ascii_hexdigit);
+    if matches!(s[0], b'&' | b':' | b'=' | b'|' | b'!' | b'?') || hex {
         return false;
     }
-    // A type or class name (`password: Uint8Array`): an identifier of words in camel case.
-    let identifier = s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
-    let camel = s.windows(2).any(|w| (w[0].is_ascii_lowercase() || w[0].is_ascii_digit()) && w[1].is_ascii_uppercase());
-    if identifier && camel && wordy(s) {
+    if is_code(s, before, after) || is_version(s) || (s.iter().filter(|b| **b == b'/').count() >= 2 && wordy(s)) {
         return false;
     }
     let letters_only = s.iter().all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b'-'));
@@ -627,10 +670,10 @@ mod tests {
             "12345678",
             "********",
         ] {
-            assert!(!assigned_secret(s.as_bytes(), b""), "{s}");
+            assert!(!assigned_secret(s.as_bytes(), b"", b""), "{s}");
         }
         for s in ["hunter2hunter2", "Xy7!pQ9#", "s3cr3t-v4lue"] {
-            assert!(assigned_secret(s.as_bytes(), b""), "{s}");
+            assert!(assigned_secret(s.as_bytes(), b"", b""), "{s}");
         }
         // A URL's placeholder password is not one; a real-looking one is.
         assert!(!not_placeholder(b"password") && !not_placeholder(b"Secret") && not_placeholder(b"p%40ss-9"));

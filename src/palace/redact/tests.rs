@@ -354,3 +354,45 @@ fn the_vendored_rules_are_gitleaks_v8_30_1_and_kinds_are_the_rule_s_own() {
     assert_eq!(kinds("BITTREX_ACCESS_KEY=5f8d3a2b1c4e6f7a9b0c1d2e3f4a5b6c"), ["bittrex-access-key"]);
     assert_eq!(kinds("gem source https://cafebabe:deadbeef@gems.contribsys.com/"), ["sidekiq-sensitive-url"]);
 }
+
+#[test]
+fn code_of_real_sources_is_not_a_secret() {
+    let r = Redactor::builtin();
+    for code in [
+        // libsqlite3-sys 0.40's sqlite3ext.h, linux-raw-sys 0.12's bindings, CPython's distutils.
+        "#define sqlite3_column_bytes16         sqlite3_api->column_bytes16",
+        "pub const DEVCONF_STABLE_SECRET: _bindgen_ty_3 = _bindgen_ty_3::DEVCONF_STABLE_SECRET;",
+        "pub const NL80211_KEY_MAX: nl80211_key_attributes = nl80211_key_attributes::NL80211_KEY_MAX;",
+        "        RegEnumKey = win32api.RegEnumKey",
+        // gitleaks' own false-positive samples of its generic rule (cmd/generate/config/rules/generic.go).
+        "secret_length = X25519.secret_length",
+        "key_length = XSalsa20.key_length",
+        "KeyPair = X25519.KeyPair",
+        "BlindKeySignatures = Ed25519.BlindKeySignatures",
+        "            keyPressed = kVK_Return.u16",
+        r#"LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY""#,
+        "PuttyPassword=0",
+        "IceSSL.KeyFile=s_rsa1024_priv.pem",
+    ] {
+        assert_eq!(r.redact_str(code, &mut Counts::new()), None, "{code}");
+    }
+}
+
+#[test]
+fn rust_and_type_annotations_are_not_passwords() {
+    let r = Redactor::builtin();
+    // rustls 0.23's and ring 0.17's sources.
+    for code in [
+        "        secret_key: &HpkePrivateKey,",
+        "            16 => ConnectionTrafficSecrets::Aes128Gcm { key, iv },",
+        "        ExtendedMasterSecret => 0x0017,",
+        "            SecretKind::ClientEarlyTrafficSecret,",
+        "    ///     -in rsa-2048-private-key.pem > rsa-2048-private-key.pk8",
+    ] {
+        assert_eq!(r.redact_str(code, &mut Counts::new()), None, "{code}");
+    }
+    // Real assignments still are.
+    for s in ["DB_PASSWORD=Xk9#mQ2$vL7p", "password: \"s3cr3t-Pa55\"", "api_secret = 9f8e7d6c5b4a39281706f5e4"] {
+        assert!(r.redact_str(s, &mut Counts::new()).is_some(), "{s}");
+    }
+}
