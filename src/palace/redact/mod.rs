@@ -15,7 +15,7 @@
 //!
 //! What was redacted is counted per kind ([`Counts`]), never kept.
 
-//CALLS
+pub mod calls;
 #[cfg(test)]
 mod corpus;
 mod json;
