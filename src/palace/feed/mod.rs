@@ -13,6 +13,7 @@
 //! ([`SkipReason::of_config`]), for `doctor` and the dry run to say.
 
 mod lock;
+pub(crate) mod no_memory;
 mod outcome;
 mod pipeline;
 #[cfg(test)]
