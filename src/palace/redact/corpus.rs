@@ -1,13 +1,13 @@
-//! The redactor on real files nobody in this project wrote (issue 28): every text file under the
-//! directories of `REDACT_CORPUS` (`:`-separated; by default this machine's npm `node_modules` of
-//! the repository, the Cargo registry's sources, Python's standard library and `/usr/share/doc`)
+//! The redactor on real files nobody in this project wrote (issue 28): every text file under this
+//! machine's npm `node_modules` of the repository, the Cargo registry's sources, Python's standard
+//! library and `/usr/share/doc` (those that exist)
 //! is put in a pi session four ways, as a user would meet it (pasted by the user, quoted by the
 //! assistant, printed by a `bash` tool, written as a tool call's argument), and the session is
 //! redacted as the feed stages it. Every redaction on these files is a false positive unless the
 //! file really holds a credential (a test fixture of a library): each one is listed with its
 //! file and context, for a person to judge. Prints the figures; never fails (it is a measurement).
 //!
-//!   REDACT_CORPUS=/usr/lib/python3.11 cargo test --lib redact::corpus -- --ignored --nocapture
+//!   cargo test --lib redact::corpus -- --ignored --nocapture
 
 use super::*;
 use std::path::{Path, PathBuf};
@@ -69,14 +69,13 @@ fn session(text: &str) -> String {
 }
 
 #[test]
-#[ignore = "a measurement on this machine's files: REDACT_CORPUS=dir:dir, --ignored --nocapture"]
+#[ignore = "a measurement on this machine's files: --ignored --nocapture"]
 fn real_file_corpus() {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let default = format!(
+    let home = crate::env::process_all().into_iter().find(|(k, _)| k == "HOME").map(|(_, v)| v).unwrap_or_default();
+    let dirs = format!(
         "{}/node_modules:{home}/.cargo/registry/src:/usr/lib/python3.11:/usr/share/doc",
         env!("CARGO_MANIFEST_DIR")
     );
-    let dirs = std::env::var("REDACT_CORPUS").unwrap_or(default);
     let mut all = Vec::new();
     for d in dirs.split(':').filter(|d| !d.is_empty()) {
         files(Path::new(d), &mut all);
