@@ -596,8 +596,24 @@ pub fn redact_tree(r: &Redactor, dir: &Path, counts: &mut Counts) -> std::io::Re
             if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() {
-                let bytes = std::fs::read(&p)?;
-                let redacted = if p.extension().is_some_and(|x| x == "jsonl" || x == "json") {
+                let mut bytes = std::fs::read(&p)?;
+                let jsonl = p.extension().is_some_and(|x| x == "jsonl");
+                if jsonl {
+                    // The user's opt-out applies to the external exporter's copies too.
+                    match super::feed::no_memory::apply(&bytes) {
+                        super::feed::no_memory::Opt::Unchanged => {}
+                        super::feed::no_memory::Opt::Session => {
+                            std::fs::remove_file(&p)?;
+                            changed += 1;
+                            continue;
+                        }
+                        super::feed::no_memory::Opt::Without(b, _) => {
+                            super::files::write_atomic(&p, &b)?;
+                            bytes = b;
+                        }
+                    }
+                }
+                let redacted = if jsonl || p.extension().is_some_and(|x| x == "json") {
                     r.redact_jsonl(&bytes, counts)
                 } else {
                     r.redact_bytes(&bytes, counts)
