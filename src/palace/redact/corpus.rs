@@ -118,3 +118,47 @@ fn real_file_corpus() {
         mb / elapsed.as_secs_f64().max(1e-9)
     );
 }
+
+/// Where `scripts/redact/rule-samples.py` writes its samples (never committed: made-up credentials).
+const RULE_SAMPLES: &str = "/tmp/dotty-rule-samples.json";
+
+#[test]
+#[ignore = "a measurement: python3 scripts/redact/rule-samples.py > /tmp/dotty-rule-samples.json first"]
+fn rule_samples() {
+    let Ok(text) = std::fs::read_to_string(RULE_SAMPLES) else {
+        panic!("no {RULE_SAMPLES}: run scripts/redact/rule-samples.py")
+    };
+    let all: std::collections::BTreeMap<String, Vec<serde_json::Value>> = serde_json::from_str(&text).unwrap();
+    let r = Redactor::builtin();
+    let (mut rules_full, mut total, mut ok_total) = (0, 0, 0);
+    for (id, samples) in &all {
+        let mut ok = 0;
+        let mut other = Counts::new();
+        for s in samples {
+            let (text, secret) = (s["text"].as_str().unwrap(), s["secret"].as_str().unwrap());
+            let mut c = Counts::new();
+            let out = r.redact_str(text, &mut c).unwrap_or_else(|| text.to_string());
+            if c.contains_key(id) && !out.contains(secret) {
+                ok += 1;
+            } else {
+                merge_counts(&mut other, if c.is_empty() { Counts::from([("none".to_string(), 1)]) } else { c });
+                if other.values().sum::<u64>() == 1 {
+                    println!("MISS {id}: {text:?} -> {out:?}");
+                }
+            }
+        }
+        total += samples.len();
+        ok_total += ok;
+        if ok == samples.len() {
+            rules_full += 1;
+        } else {
+            println!("RULE {id}: {ok}/{} (else: {})", samples.len(), describe(&other));
+        }
+    }
+    println!(
+        "SUMMARY rules {}, all samples redacted with the rule's kind: {rules_full} ({:.1} %); samples {ok_total}/{total} ({:.1} %)",
+        all.len(),
+        100.0 * rules_full as f64 / all.len() as f64,
+        100.0 * ok_total as f64 / total as f64
+    );
+}

@@ -473,7 +473,7 @@ fn ours() -> Vec<(Rule, Vec<String>)> {
     [
         // scheme://user:password@host: the password (the user name stays).
         (
-            rule("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}:([^\s/@'`]{1,256})@[a-zA-Z0-9\[]", Some(url_secret), 1),
+            rule("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}:([^\s/@'`]{1,256})@[a-zA-Z0-9\[]", Some(url_secret), 2),
             words(&["://"]),
         ),
         // Authorization: Bearer <token> / Basic <b64> / <token>, in headers, curl and code.
@@ -482,11 +482,11 @@ fn ours() -> Vec<(Rule, Vec<String>)> {
                 "authorization-header",
                 r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?([A-Za-z0-9._~+/=:-]{8,})"#,
                 Some(header_secret),
-                1,
+                2,
             ),
             words(&["authorization"]),
         ),
-        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(header_secret), 1), words(&["bearer"])),
+        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(header_secret), 2), words(&["bearer"])),
         // password=..., SECRET: ..., "passwd": "..." (a .env line, a config file, a command line).
         (
             rule(
