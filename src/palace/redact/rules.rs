@@ -510,8 +510,18 @@ fn not_placeholder(s: &[u8]) -> bool {
     if matches!(first, b'$' | b'%' | b'<' | b'{' | b'*') {
         return false;
     }
-    const WORDS: &[&str] =
-        &["password", "passwd", "pass", "secret", "token", "changeme", "example", "placeholder", "your-password"];
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pass",
+        "secret",
+        "token",
+        "changeme",
+        "example",
+        "placeholder",
+        "your-password",
+        "redacted",
+    ];
     if WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes())) {
         return false;
     }
@@ -549,16 +559,21 @@ fn is_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
     if after.first() == Some(&b'(') || after.starts_with(b"::") || before.ends_with(b"->") || before.ends_with(b"::") {
         return true;
     }
-    let identifier = s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    // An expression: what comes before an operator (`oauth.clientSecret===void`, `headingPrefix=`),
+    // optional chaining and non-null marks read as member access (`security?.basic.password`).
+    let cut = s.iter().position(|b| b"=|&+*%".contains(b)).unwrap_or(s.len());
+    let owned: Vec<u8> = String::from_utf8_lossy(&s[..cut]).replace("?.", ".").replace("!.", ".").into_bytes();
+    let s = if owned.is_empty() { s } else { &owned[..] };
+    let identifier = s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$');
     let camel = s.windows(2).any(|w| (w[0].is_ascii_lowercase() || w[0].is_ascii_digit()) && w[1].is_ascii_uppercase());
-    if identifier && (camel || s.contains(&b'_')) && wordy(s) {
+    if identifier && (camel || s.contains(&b'_') || s.contains(&b'$')) && wordy(s) {
         return true;
     }
     let text = String::from_utf8_lossy(s);
     let pieces: Vec<&str> = text.split(['.', ':']).filter(|p| !p.is_empty()).collect();
     let ident = |p: &&str| {
         let mut c = p.bytes();
-        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == b'_' || f == b'$')
+        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == b'_' || f == b'$' || f == b'#')
             && c.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
     (text.contains('.') || text.contains("::")) && pieces.len() >= 2 && pieces.iter().all(ident)
@@ -566,7 +581,34 @@ fn is_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
 
 /// gitleaks' generic rule, refused on code and on file names of words (`rsa-2048-private-key.pk8`).
 fn not_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
-    !is_code(s, before, after) && !is_file_name(s)
+    !is_code(s, before, after) && !is_file_name(s) && !is_digest(s, before)
+}
+
+/// A digest or fingerprint, not a key: a value right after words that say so (`ping-sha256:`,
+/// `Release GPG key:`, `integrity`), or a hexadecimal digest keyed by a file name
+/// (`"qwen-token-plan.json":"600e…"` in a manifest).
+fn is_digest(s: &[u8], before: &[u8]) -> bool {
+    let near = &before[before.len().saturating_sub(40)..];
+    const WORDS: &[&[u8]] = &[
+        b"sha1",
+        b"sha256",
+        b"sha384",
+        b"sha512",
+        b"md5",
+        b"hash",
+        b"digest",
+        b"checksum",
+        b"fingerprint",
+        b"integrity",
+        b"gpg",
+        b"pgp",
+    ];
+    if WORDS.iter().any(|w| contains_ignore_case(near, w)) {
+        return true;
+    }
+    let hex = s.iter().all(u8::is_ascii_hexdigit) && [32, 40, 64, 128].contains(&s.len());
+    let key = near.iter().rposition(|b| b.is_ascii_alphanumeric()).map_or(&near[..0], |e| &near[..=e]);
+    hex && [&b".json"[..], b".js", b".tgz", b".tar.gz", b".zip", b".whl", b".txt"].iter().any(|x| key.ends_with(x))
 }
 
 /// A file name of words with an extension (`rsa-2048-private-key.pk8`, `s_rsa1024_priv.pem`).

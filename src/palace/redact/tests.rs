@@ -396,3 +396,24 @@ fn rust_and_type_annotations_are_not_passwords() {
         assert!(r.redact_str(s, &mut Counts::new()).is_some(), "{s}");
     }
 }
+
+#[test]
+fn code_and_digests_of_the_real_file_corpus_are_not_secrets() {
+    let r = Redactor::builtin();
+    // Lines as found in node_modules (@mistralai/mistralai, google-auth-library, @anthropic-ai/sdk,
+    // pi's bundle, @types/node, readable-stream's README, pi-ai's manifest) and /usr/share/doc.
+    for line in [
+        "        const password = security?.basic.password;",
+        "    client_secret: ClientSecret$inboundSchema,",
+        "            const clientSecret = this.#clientAuthentication.clientSecret || '';",
+        "return oauth?{clientId:oauth.clientId,clientSecret:oauth.clientSecret===void 0?void 0:x}",
+        "    const workSecret = opts?.workSecret || readEnv('ANTHROPIC_WORK_SECRET');",
+        "case\"heading\":{let headingLevel=token.depth,headingPrefix=`${\"#\".repeat(headingLevel)} `",
+        "     *   Public key ping-sha256: pL1+qb9HTMRZJmuC/bB/ZI9d302BYrrqiVuRyW+DGrU=",
+        "  - Release GPG key: 3ABC01543F22DD2239285CDD818674489FBC127E",
+        r#"{"qwen-token-plan.json":"600e61f7dfad9833ea1c2c31018d2bd544297ad3158b96953c8a70f9ed6ec693"}"#,
+        "attribute's value **SHOULD** be `https://REDACTED:REDACTED@www.example.com/`.",
+    ] {
+        assert_eq!(r.redact_str(line, &mut Counts::new()), None, "{line}");
+    }
+}
