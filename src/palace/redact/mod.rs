@@ -533,11 +533,12 @@ fn between(len: usize, taken: &[(usize, usize)]) -> Vec<(usize, usize)> {
 const MIN_LEARNED: usize = 12;
 
 /// A value a rule found is matched exactly in the rest of its file only when it looks like a
-/// secret itself: long enough, varied enough (entropy), and not words of code (`Uint8Array`,
-/// `self.headers.get`, `projects/p/secrets/db/versions/latest`), which the rest of the file uses
-/// for something else.
+/// secret itself: long enough, varied enough (entropy), and not words of code (an identifier or a
+/// member chain made of words: `Uint8Array`, `self.headers.get`), which the rest of the file uses
+/// for something else. A password of words and symbols (`hunter2-zyoPobsar2`) is learned.
 fn worth_learning(v: &[u8]) -> bool {
-    v.len() >= MIN_LEARNED && rules::entropy(v) >= 3.0 && !rules::wordy(v)
+    let code_chars = v.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b':'));
+    v.len() >= MIN_LEARNED && rules::entropy(v) >= 3.0 && !(code_chars && rules::wordy(v))
 }
 
 fn is_continuation(b: u8) -> bool {

@@ -417,3 +417,12 @@ fn code_and_digests_of_the_real_file_corpus_are_not_secrets() {
         assert_eq!(r.redact_str(line, &mut Counts::new()), None, "{line}");
     }
 }
+
+#[test]
+fn a_password_of_words_is_learned_and_code_words_are_not() {
+    assert!(worth_learning(b"hunter2-zyoPobsar2"));
+    assert!(worth_learning(b"Zq8Lw3Xv7Rt2Nb5Mk9Pd4Hs6Jf1Gc0Ya8Ue3Io7W"));
+    for v in ["Uint8Array", "self.headers.get", "nl80211_key_attributes", "ConnectionTrafficSecrets"] {
+        assert!(!worth_learning(v.as_bytes()), "{v}");
+    }
+}
