@@ -26,7 +26,10 @@ Differences from upstream, kept on purpose (a transcript has no file path):
 Nothing else differs. How matching is done on top of the same data (also documented in
 docs/trust.md): a rule without a secret group whose first group is structural (named, or repeated:
 `jwt-base64`, `microsoft-teams-webhook`) redacts its whole match; two rules with the same regex
-(`bittrex-access-key`, `bittrex-secret-key`) are told apart by the word of their id in the match.
+(`bittrex-access-key`, `bittrex-secret-key`) are told apart by the word of their id in the match;
+`generic-api-key` also refuses code (calls, member chains, identifiers of words), file names of
+words and digests or fingerprints (after `sha256`, `GPG`, `integrity`, …), which it fires on in
+real files its allowlists don't know (src/palace/redact/rules.rs, `not_code`).
 Written compact and sorted by id, so a regeneration diffs.
 """
 import json
