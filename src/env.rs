@@ -124,7 +124,7 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_FEED_DEBOUNCE_MS", Number(600_000), Kind::Millis, "minimum gap between mid-session feeds; 0 = none"),
     var("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", Number(120_000), Kind::Millis, "kills a wedged prepare step"),
     var("MEMPALACE_FEED_MINE_TIMEOUT_MS", Number(30_000), Kind::Millis, "caps the mempalace_mine call"),
-    var("MEMPALACE_FEED_REDACT", Described("on, built-in rules"), Kind::Path, "a file of extra regexes to redact from fed transcripts; off = no redaction (unsafe for a shared palace)"),
+    var("MEMPALACE_FEED_REDACT", Described("on, built-in rules"), Kind::Path, "a file of extra regexes to redact from fed transcripts and palace-tool writes; off = no redaction (unsafe for a shared palace)"),
     var("MEMPALACE_PI_SSH_TARGET", Described("unset"), Kind::Text, "remote palace: rsync target for the staged export"),
     var("MEMPALACE_PI_SSH_CONFIG", Described("unset"), Kind::Path, "ssh config file for that rsync"),
     // A leading `~/` is the remote user's home: rsync gets the path relative to it.

@@ -1,11 +1,13 @@
-//! `redact`: the feed's redactor (`palace::redact`) on pi session JSONL, as the exporter stages it.
+//! `redact`: the feed's redactor (`palace::feed::redact`) on pi session JSONL, as the exporter stages it.
 //!
 //! The rule set is the built-in one plus one exact secret of the process ([`SECRET`], as an
 //! environment variable whose name says token). Checks: the output has the input's lines and line
 //! ends; a line that was valid JSON still is, with the same structure (keys in order, types; only
 //! strings change); a line left unchanged is byte-identical; no string of the output (keys too)
 //! holds anything the rule set finds, and none holds [`SECRET`]; redacting the output again changes
-//! nothing; something was counted exactly when something changed.
+//! nothing; something was counted exactly when something changed. Issue 28's properties: in a line
+//! that was valid JSON every byte outside the strings (numbers, literals, structure) is identical;
+//! no marker is inside a marker; the counts equal the markers written (output minus input).
 
 use dotty_pi_ext::palace::feed::redact::{Counts, Redactor, Sources};
 use serde_json::Value;
@@ -32,6 +34,8 @@ pub fn check(data: &[u8]) {
         return;
     };
     assert!(total > 0, "changed without counting");
+    assert_eq!(markers(&out) - markers(data), total, "counts are the markers written: {counts:?}");
+    assert!(!out.windows(20).any(|w| w == b"[REDACTED:[REDACTED:"), "a marker inside a marker");
     assert_ne!(out, data, "a change that changed nothing");
     let (a, b) = (lines(data), lines(&out));
     assert_eq!(a.len(), b.len(), "line count");
@@ -42,6 +46,7 @@ pub fn check(data: &[u8]) {
                 let vy: Value = serde_json::from_slice(body(y))
                     .unwrap_or_else(|e| panic!("valid JSON in, not out ({e}): {:?}", String::from_utf8_lossy(y)));
                 assert_eq!(shape(&vx), shape(&vy), "structure");
+                assert_eq!(outside_strings(body(x)), outside_strings(body(y)), "a byte outside the strings changed");
                 every_string(&vy, &mut |s| {
                     assert!(!s.contains(SECRET), "the process's secret survived: {s:?}");
                     assert_eq!(r.redact_str(s, &mut Counts::new()), None, "a secret survived in {s:?}");
@@ -55,6 +60,45 @@ pub fn check(data: &[u8]) {
         }
     }
     assert_eq!(r.redact_jsonl(&out, &mut Counts::new()), None, "redacting again changed it");
+}
+
+/// How many markers (`[REDACTED:<kind>]`, `<kind>` without brackets or quotes) `d` holds.
+fn markers(d: &[u8]) -> u64 {
+    let mut n = 0;
+    let mut i = 0;
+    while let Some(p) = d[i..].windows(10).position(|w| w == b"[REDACTED:") {
+        let s = i + p + 10;
+        let k =
+            d[s..].iter().take(129).position(|b| matches!(b, b']' | b'[' | b'"' | b'\\') || b.is_ascii_whitespace());
+        match k {
+            Some(k) if k > 0 && d[s + k] == b']' => {
+                n += 1;
+                i = s + k + 1;
+            }
+            _ => i = s,
+        }
+    }
+    n
+}
+
+/// The bytes of a JSON line outside its string tokens (each string kept as `""`).
+fn outside_strings(l: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(l.len());
+    let mut i = 0;
+    while i < l.len() {
+        if l[i] == b'"' {
+            let mut j = i + 1;
+            while j < l.len() && l[j] != b'"' {
+                j += if l[j] == b'\\' { 2 } else { 1 };
+            }
+            out.extend_from_slice(b"\"\"");
+            i = j + 1;
+        } else {
+            out.push(l[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 fn lines(d: &[u8]) -> Vec<&[u8]> {

@@ -549,8 +549,14 @@ impl Bridge {
         args: Value,
         cancel: Option<tokio::sync::oneshot::Receiver<()>>,
     ) -> Result<CallResult, McpError> {
-        let args = if args.is_object() { args } else { json!({}) };
-        self.client().call_tool(name, args, cancel).await
+        let mut args = if args.is_object() { args } else { json!({}) };
+        // Palace-tool writes pass the feed's redactor; the model is told what was replaced.
+        let redacted = crate::palace::feed::redact::calls::guard_call(&self.cfg, &self.known_tools(), name, &mut args);
+        let mut result = self.client().call_tool(name, args, cancel).await;
+        if let Ok(r) = &mut result {
+            crate::palace::feed::redact::calls::tell_model(r, &redacted);
+        }
+        result
     }
 
     /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a

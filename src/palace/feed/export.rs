@@ -186,6 +186,16 @@ impl BuiltinExporter {
             let Ok(rel) = path.strip_prefix(&self.sessions_dir) else { continue };
             let key = rel.to_string_lossy().into_owned();
             let Some((bytes, mut print)) = changed_session(&path, state.sessions.get(&key)) else { continue };
+            // The user's opt-out ([no-memory]): the session, or the turns marked, stay out.
+            let bytes = match crate::palace::feed::no_memory::apply(&bytes) {
+                crate::palace::feed::no_memory::Opt::Unchanged => bytes,
+                crate::palace::feed::no_memory::Opt::Without(b, _) => b,
+                crate::palace::feed::no_memory::Opt::Session => {
+                    let _ = std::fs::remove_file(staging.join(rel));
+                    rejected.insert(key, print);
+                    continue;
+                }
+            };
             if !passes_quality_gate(&bytes) {
                 rejected.insert(key, print);
                 continue;

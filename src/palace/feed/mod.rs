@@ -14,6 +14,7 @@
 
 pub mod export;
 mod lock;
+pub(crate) mod no_memory;
 mod outcome;
 mod pipeline;
 pub(crate) mod process;

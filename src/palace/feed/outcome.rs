@@ -131,7 +131,11 @@ pub fn redaction_line(cfg: &crate::palace::PalaceConfig) -> String {
     let last = LastFeed::read(&cfg.feed_dir())
         .filter(|l| l.ran == Ran::Fed)
         .map_or_else(|| "no feed recorded".into(), |l| format!("last feed redacted {}", redact::describe(&l.redacted)));
-    format!("{}; {last}", cfg.redact)
+    // Palace-tool writes redacted (redact::calls), when there were any.
+    match redact::calls::Tally::line(&cfg.feed_dir()) {
+        Some(writes) => format!("{}; {last}; {writes}", cfg.redact),
+        None => format!("{}; {last}", cfg.redact),
+    }
 }
 
 /// Keeps the outcome of a feed that ran in the file. Best effort: a feed never fails for this.

@@ -15,6 +15,10 @@
 //!
 //! What was redacted is counted per kind ([`Counts`]), never kept.
 
+pub mod calls;
+#[cfg(test)]
+mod corpus;
+mod json;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -125,6 +129,7 @@ impl Exact {
                 start: m.start(),
                 end: m.end(),
                 priority: 0,
+                rank: 0,
                 kind: self.kinds[m.pattern().as_usize()].clone(),
             });
         }
@@ -206,28 +211,55 @@ impl Redactor {
     }
 
     fn redact_run(&self, bytes: &[u8], counts: &mut Counts, run: &mut Run<'_>) -> Option<Vec<u8>> {
-        if run.learned_only && !run.extra.is_some_and(|e| e.ac.is_match(bytes)) {
-            return None;
+        let hits = self.spans(bytes, run);
+        (!hits.is_empty()).then(|| replace(bytes, &hits, None, counts))
+    }
+
+    /// The spans of `hay` to replace, sorted and disjoint. A marker already in `hay` is never
+    /// scanned (nor part of a span): the text between markers is, and after a round that found
+    /// something, the text left between the new spans is scanned again (a replacement can make a
+    /// boundary a rule needs), at most [`MAX_ROUNDS`] times. Learns the values found.
+    fn spans(&self, hay: &[u8], run: &mut Run<'_>) -> Vec<Hit> {
+        if run.learned_only && !run.extra.is_some_and(|e| e.ac.is_match(hay)) {
+            return Vec::new();
         }
-        let mut current: Option<Vec<u8>> = None;
+        let mut todo = between(hay.len(), &marker_spans(hay));
+        let mut done: Vec<Hit> = Vec::new();
         let mut scratch = Vec::new();
         for _ in 0..MAX_ROUNDS {
-            let hay = current.as_deref().unwrap_or(bytes);
-            let hits = self.hits(hay, &mut scratch, run.extra);
-            if hits.is_empty() {
-                break;
-            }
-            if let Some(learned) = &mut run.learned {
-                for h in &hits {
-                    let v = &hay[h.start..h.end];
-                    if v.len() >= MIN_EXACT && !v.windows(10).any(|w| w == b"[REDACTED:") {
-                        learned.push((v.to_vec(), h.kind.clone()));
+            let mut next = Vec::new();
+            for (s, e) in todo {
+                let found = self.hits(&hay[s..e], &mut scratch, run.extra);
+                if found.is_empty() {
+                    continue;
+                }
+                let mut at = s;
+                for mut h in found {
+                    h.start += s;
+                    h.end += s;
+                    if let Some(learned) = &mut run.learned {
+                        let v = &hay[h.start..h.end];
+                        if worth_learning(v) {
+                            learned.push((v.to_vec(), h.kind.clone()));
+                        }
                     }
+                    if h.start > at {
+                        next.push((at, h.start));
+                    }
+                    at = h.end;
+                    done.push(h);
+                }
+                if e > at {
+                    next.push((at, e));
                 }
             }
-            current = Some(replace(hay, hits, counts));
+            if next.is_empty() {
+                break;
+            }
+            todo = next;
         }
-        current
+        done.sort_by_key(|h| h.start);
+        done
     }
 
     /// `s` with every secret replaced; None when nothing was found.
@@ -270,13 +302,16 @@ impl Redactor {
     }
 
     /// A session file (JSON lines) with every string of every line redacted; None when nothing
-    /// was found. A line that is valid JSON stays valid JSON with the same entries (only a line
-    /// with a redaction is re-serialized); a line that isn't JSON is redacted as text. Line ends
-    /// are kept as they were.
+    /// was found. A line that is valid JSON stays valid JSON with the same entries, and only the
+    /// bytes of its strings change (numbers, structure and untouched strings byte for byte); a
+    /// line the JSON parser refuses is redacted string token by string token all the same, never
+    /// by a text pass that could break an escape; a line that isn't JSON at all is redacted as
+    /// text. Line ends are kept as they were.
     ///
-    /// A value found by a rule anywhere in the file is a secret everywhere in it: a token the
-    /// `.env` a tool printed holds is redacted too where the model repeats it bare, without the
-    /// `TOKEN=` that made it recognisable (a second pass matches the values found exactly).
+    /// A value found by a rule anywhere in the file is a secret everywhere in it, when it looks
+    /// like one ([`worth_learning`]): a token the `.env` a tool printed holds is redacted too where
+    /// the model repeats it bare, without the `TOKEN=` that made it recognisable (a second pass
+    /// matches the values found exactly).
     pub fn redact_jsonl(&self, input: &[u8], counts: &mut Counts) -> Option<Vec<u8>> {
         let mut run = Run { extra: None, learned: Some(Vec::new()), learned_only: false };
         let first = self.jsonl_pass(input, counts, &mut run);
@@ -321,23 +356,23 @@ impl Redactor {
         if self.raw_line_is_clean(body, run) {
             return None;
         }
-        match serde_json::from_slice::<serde_json::Value>(body) {
-            Ok(mut v) => {
-                let mut local = Counts::new();
-                if !self.redact_value(&mut v, &mut local, run) {
-                    return None;
-                }
-                let new = serde_json::to_vec(&v).ok()?;
-                merge_counts(counts, local);
-                Some(new)
+        match body.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{' | b'[' | b'"') => {
+                // Valid JSON: only string tokens may change. Refused: the text between the string
+                // tokens (garbage, or nothing) is redacted as text too.
+                let valid = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+                json::redact_tokens(body, !valid, counts, &mut |hay: &[u8]| self.spans(hay, run))
             }
-            Err(_) => self.redact_run(body, counts, run),
+            _ => self.redact_run(body, counts, run),
         }
     }
 
-    /// Redacts every string (keys too) of `v` in place; true when one changed.
-    fn redact_value(&self, v: &mut serde_json::Value, counts: &mut Counts, run: &mut Run<'_>) -> bool {
+    /// Redacts every string (keys too) of `v` in place, counting what it replaced; true when one
+    /// changed. Two keys of one object that become the same marker are kept apart by an index
+    /// (`[REDACTED:<kind>#2]`), so no entry is lost. The palace-tool path (a call's arguments).
+    pub fn redact_value(&self, v: &mut serde_json::Value, counts: &mut Counts) -> bool {
         use serde_json::Value;
+        let run = &mut Run::default();
         match v {
             Value::String(s) => match self.redact_str_run(s, counts, run) {
                 Some(new) => {
@@ -346,22 +381,33 @@ impl Redactor {
                 }
                 None => false,
             },
-            Value::Array(items) => items.iter_mut().fold(false, |acc, x| self.redact_value(x, counts, run) | acc),
+            Value::Array(items) => items.iter_mut().fold(false, |acc, x| self.redact_value(x, counts) | acc),
             Value::Object(map) => {
                 let mut changed = false;
                 for (_, x) in map.iter_mut() {
-                    changed |= self.redact_value(x, counts, run);
+                    changed |= self.redact_value(x, counts);
                 }
-                let (extra, learned_only) = (run.extra, run.learned_only);
-                let key_hit = |k: &String| {
-                    let mut probe = Run { extra, learned: None, learned_only };
-                    self.redact_str_run(k, &mut Counts::new(), &mut probe).is_some()
-                };
-                if map.keys().any(key_hit) {
+                if map.keys().any(|k| !self.spans(k.as_bytes(), &mut Run::default()).is_empty()) {
                     let old = std::mem::take(map);
+                    let originals: std::collections::HashSet<String> = old.keys().cloned().collect();
                     for (k, x) in old {
-                        let k = self.redact_str_run(&k, counts, run).unwrap_or(k);
-                        map.insert(k, x);
+                        let hits = self.spans(k.as_bytes(), &mut Run::default());
+                        let key = if hits.is_empty() {
+                            k
+                        } else {
+                            let mut index = 1;
+                            loop {
+                                let suffix = (index > 1).then_some(index);
+                                let probe = replace(k.as_bytes(), &hits, suffix, &mut Counts::new());
+                                let probe = String::from_utf8_lossy(&probe).into_owned();
+                                if !map.contains_key(&probe) && !originals.contains(&probe) {
+                                    replace(k.as_bytes(), &hits, suffix, counts);
+                                    break probe;
+                                }
+                                index += 1;
+                            }
+                        };
+                        map.insert(key, x);
                     }
                     changed = true;
                 }
@@ -413,7 +459,12 @@ fn merge(hay: &[u8], mut hits: Vec<Hit>) -> Vec<Hit> {
     // A marker of an earlier round is not a secret again (a URL's password rule would take it).
     hits.retain(|h| !is_marker(&hay[h.start..h.end]));
     hits.sort_by(|a, b| {
-        a.start.cmp(&b.start).then(a.priority.cmp(&b.priority)).then(b.end.cmp(&a.end)).then(a.kind.cmp(&b.kind))
+        a.start
+            .cmp(&b.start)
+            .then(a.priority.cmp(&b.priority))
+            .then(b.end.cmp(&a.end))
+            .then(a.rank.cmp(&b.rank))
+            .then(a.kind.cmp(&b.kind))
     });
     let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
     for h in hits {
@@ -430,19 +481,87 @@ fn is_marker(s: &[u8]) -> bool {
     s.strip_prefix(b"[REDACTED:").and_then(|r| r.strip_suffix(b"]")).is_some_and(|k| !k.contains(&b']'))
 }
 
+/// Longest kind a marker found in text may have.
+const MAX_KIND: usize = 128;
+
+/// The markers in `hay` (`[REDACTED:<kind>]`, the kind without brackets, space, quote or
+/// backslash), as sorted disjoint spans: never scanned, never part of a redaction.
+fn marker_spans(hay: &[u8]) -> Vec<(usize, usize)> {
+    const OPEN: &[u8] = b"[REDACTED:";
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(p) = hay[i..].iter().position(|b| *b == b'[') {
+        let s = i + p;
+        if !hay[s..].starts_with(OPEN) {
+            i = s + 1;
+            continue;
+        }
+        let rest = &hay[s + OPEN.len()..];
+        let stop = rest
+            .iter()
+            .take(MAX_KIND + 1)
+            .position(|b| matches!(b, b']' | b'[' | b'"' | b'\\') || b.is_ascii_whitespace() || *b < 0x20);
+        match stop {
+            Some(k) if k > 0 && rest[k] == b']' => {
+                let e = s + OPEN.len() + k + 1;
+                out.push((s, e));
+                i = e;
+            }
+            _ => i = s + 1,
+        }
+    }
+    out
+}
+
+/// The spans of `0..len` between `taken` (sorted, disjoint), empty ones left out.
+fn between(len: usize, taken: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(taken.len() + 1);
+    let mut at = 0;
+    for (s, e) in taken {
+        if *s > at {
+            out.push((at, *s));
+        }
+        at = *e;
+    }
+    if len > at {
+        out.push((at, len));
+    }
+    out
+}
+
+/// Shortest value learned from a file (matched exactly everywhere in it afterwards).
+const MIN_LEARNED: usize = 12;
+
+/// A value a rule found is matched exactly in the rest of its file only when it looks like a
+/// secret itself: long enough, varied enough (entropy), and not words of code (an identifier or a
+/// member chain made of words: `Uint8Array`, `self.headers.get`), which the rest of the file uses
+/// for something else. A password of words and symbols (`hunter2-zyoPobsar2`) is learned.
+fn worth_learning(v: &[u8]) -> bool {
+    let code_chars = v.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b':'));
+    v.len() >= MIN_LEARNED && rules::entropy(v) >= 3.0 && !(code_chars && rules::wordy(v))
+}
+
 fn is_continuation(b: u8) -> bool {
     b & 0xC0 == 0x80
 }
 
-/// `hay` with each (merged, sorted) hit replaced by its marker; counted.
-fn replace(hay: &[u8], hits: Vec<Hit>, counts: &mut Counts) -> Vec<u8> {
+/// The marker of `kind` (`#<index>` appended for a key kept apart from another).
+fn marker(kind: &str, index: Option<usize>) -> String {
+    match index {
+        Some(i) => format!("[REDACTED:{kind}#{i}]"),
+        None => format!("[REDACTED:{kind}]"),
+    }
+}
+
+/// `hay` with each (merged, sorted) hit replaced by its marker, the last one indexed with
+/// `index` if given; counted, one per marker written.
+fn replace(hay: &[u8], hits: &[Hit], index: Option<usize>, counts: &mut Counts) -> Vec<u8> {
     let mut out = Vec::with_capacity(hay.len());
     let mut at = 0;
-    for h in hits {
+    for (n, h) in hits.iter().enumerate() {
         out.extend_from_slice(&hay[at..h.start]);
-        out.extend_from_slice(b"[REDACTED:");
-        out.extend_from_slice(h.kind.as_bytes());
-        out.push(b']');
+        let i = if n + 1 == hits.len() { index } else { None };
+        out.extend_from_slice(marker(&h.kind, i).as_bytes());
         *counts.entry(h.kind.to_string()).or_default() += 1;
         at = h.end;
     }
@@ -478,8 +597,24 @@ pub fn redact_tree(r: &Redactor, dir: &Path, counts: &mut Counts) -> std::io::Re
             if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() {
-                let bytes = std::fs::read(&p)?;
-                let redacted = if p.extension().is_some_and(|x| x == "jsonl" || x == "json") {
+                let mut bytes = std::fs::read(&p)?;
+                let jsonl = p.extension().is_some_and(|x| x == "jsonl");
+                if jsonl {
+                    // The user's opt-out applies to the external exporter's copies too.
+                    match crate::palace::feed::no_memory::apply(&bytes) {
+                        crate::palace::feed::no_memory::Opt::Unchanged => {}
+                        crate::palace::feed::no_memory::Opt::Session => {
+                            std::fs::remove_file(&p)?;
+                            changed += 1;
+                            continue;
+                        }
+                        crate::palace::feed::no_memory::Opt::Without(b, _) => {
+                            super::files::write_atomic(&p, &b)?;
+                            bytes = b;
+                        }
+                    }
+                }
+                let redacted = if jsonl || p.extension().is_some_and(|x| x == "json") {
                     r.redact_jsonl(&bytes, counts)
                 } else {
                     r.redact_bytes(&bytes, counts)

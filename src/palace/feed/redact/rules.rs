@@ -56,13 +56,17 @@ enum Target {
     Line,
 }
 
+#[derive(Clone)]
 struct Allow {
     target: Target,
     regexes: Vec<Arc<Regex>>,
     /// A secret that contains one of these words (any case) is not a secret: one automaton, as
     /// gitleaks' generic rule has some 1,500 of them.
-    stopwords: Option<AhoCorasick>,
+    stopwords: Option<Arc<AhoCorasick>>,
 }
+
+/// A check of a secret, given the bytes before and after it: false refuses it.
+type Check = fn(&[u8], &[u8], &[u8]) -> bool;
 
 /// One regex rule of the format or user layer.
 pub(super) struct Rule {
@@ -71,10 +75,17 @@ pub(super) struct Rule {
     secret_group: Option<usize>,
     entropy: Option<f64>,
     allow: Vec<Allow>,
-    /// Extra check of ours (the assignment rule refuses code and placeholders).
-    check: Option<fn(&[u8]) -> bool>,
+    /// Extra check of ours on the secret and the bytes after it (our rules refuse code and
+    /// placeholders).
+    check: Option<Check>,
     /// Lower sorts first when two matches start at the same place (exact, specific, generic).
     pub priority: u8,
+    /// The secret is the whole match: the first group is a fragment of the format, not the secret
+    /// (`jwt-base64`'s named alternatives, `microsoft-teams-webhook`'s repeated `([a-z0-9]{4}-)`).
+    whole: bool,
+    /// For a rule whose regex is another rule's too (`bittrex-access-key`, `bittrex-secret-key`):
+    /// the word of its id the other lacks. A match without it ranks after the twin's.
+    twin_word: Option<Vec<u8>>,
 }
 
 /// A span of the input to replace with `[REDACTED:<kind>]`.
@@ -83,6 +94,8 @@ pub(super) struct Hit {
     pub start: usize,
     pub end: usize,
     pub priority: u8,
+    /// Among hits of one span and priority, lower first (the twin whose word is in the match).
+    pub rank: u8,
     pub kind: Arc<str>,
 }
 
@@ -93,20 +106,28 @@ impl Rule {
             let Some(whole) = caps.get(0) else { continue };
             let secret = match self.secret_group {
                 Some(g) => caps.get(g),
+                None if self.whole => Some(whole),
                 None => (1..caps.len()).find_map(|g| caps.get(g).filter(|m| !m.is_empty())).or(Some(whole)),
             };
             let Some(secret) = secret.filter(|m| !m.is_empty()) else { continue };
             let s = secret.as_bytes();
-            if self.entropy.is_some_and(|min| entropy(s) < min) || self.check.is_some_and(|ok| !ok(s)) {
+            if self.entropy.is_some_and(|min| entropy(s) < min)
+                || self.check.is_some_and(|ok| !ok(s, &hay[..secret.start()], &hay[secret.end()..]))
+            {
                 continue;
             }
             if self.allowed(s, whole.as_bytes(), hay) {
                 continue;
             }
+            let rank = match &self.twin_word {
+                Some(w) if !contains_ignore_case(whole.as_bytes(), w) => 1,
+                _ => 0,
+            };
             out.push(Hit {
                 start: secret.start(),
                 end: secret.end(),
                 priority: self.priority,
+                rank,
                 kind: self.kind.clone(),
             });
         }
@@ -122,6 +143,92 @@ impl Rule {
             a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
         })
     }
+}
+
+fn contains_ignore_case(hay: &[u8], word: &[u8]) -> bool {
+    !word.is_empty() && hay.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// True when the regex's first capture group is structural (see [`Rule::whole`]): named, or
+/// repeated by a quantifier. A rule without a secret group then redacts its whole match.
+fn first_group_is_structural(pattern: &str) -> bool {
+    let b = pattern.as_bytes();
+    let mut i = 0;
+    let mut class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !class => class = true,
+            b']' if class => class = false,
+            b'(' if !class => {
+                if b[i + 1..].starts_with(b"?P<") || b[i + 1..].starts_with(b"?<") {
+                    return true;
+                }
+                if b.get(i + 1) == Some(&b'?') {
+                    i += 1;
+                    continue;
+                }
+                // The first capture group: find its end, look at what follows.
+                let (mut depth, mut j, mut cls) = (0usize, i, false);
+                while j < b.len() {
+                    match b[j] {
+                        b'\\' => j += 1,
+                        b'[' if !cls => cls = true,
+                        b']' if cls => cls = false,
+                        b'(' if !cls => depth += 1,
+                        b')' if !cls => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return matches!(b.get(j + 1), Some(b'{' | b'*' | b'+'));
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                return false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Words, not a secret: most of the letters of `v` are in runs of three or more that read as
+/// words of code or prose (`Uint8Array`, `self.headers.get`, `Zeroizing::new`, `db-password`), as
+/// a camel-case, dotted, dashed or slashed name has them. A random token's letters rarely are
+/// (`Zq8Lw3Xv7Rt2`: every run is two letters; base64 mixes cases every few letters).
+pub(super) fn wordy(v: &[u8]) -> bool {
+    let mut letters = 0usize;
+    let mut in_words = 0usize;
+    let mut run = 0usize;
+    let flush = |run: &mut usize, in_words: &mut usize| {
+        if *run >= 3 {
+            *in_words += *run;
+        }
+        *run = 0;
+    };
+    for (i, c) in v.iter().enumerate() {
+        if c.is_ascii_alphabetic() {
+            letters += 1;
+            // A new word starts at an upper-case letter after a lower-case one, and after two or
+            // more capitals followed by a lower-case letter (`HTTPServer`: HTTP, Server).
+            let prev = i.checked_sub(1).map(|p| v[p]);
+            let next = v.get(i + 1).copied();
+            let camel = c.is_ascii_uppercase()
+                && (prev.is_some_and(|p| p.is_ascii_lowercase())
+                    || (prev.is_some_and(|p| p.is_ascii_uppercase()) && next.is_some_and(|n| n.is_ascii_lowercase())));
+            if camel {
+                flush(&mut run, &mut in_words);
+            }
+            run += 1;
+        } else {
+            flush(&mut run, &mut in_words);
+        }
+    }
+    flush(&mut run, &mut in_words);
+    letters > 0 && in_words * 10 >= letters * 7
 }
 
 /// Shannon entropy in bits per byte (gitleaks' measure).
@@ -172,7 +279,24 @@ impl Rules {
                 }
             }
         };
-        for (rule, words) in vendored(&mut warnings).into_iter().chain(ours()) {
+        let vendored = vendored(&mut warnings);
+        // Our assignment rule fires on code as gitleaks' generic rule does: it gets its allowlists
+        // of the match and the line (`secret_name = ...`, `key_length = ...`, Docker build
+        // secrets, imports), not its stopwords (a password may hold a common word). Not the header
+        // rules: the generic match allowlist has `author`, which `Authorization` holds.
+        let generic: Vec<Allow> = vendored
+            .iter()
+            .filter(|(r, _)| &*r.kind == "generic-api-key")
+            .flat_map(|(r, _)| r.allow.iter().filter(|a| a.target != Target::Secret))
+            .map(|a| Allow { target: a.target, regexes: a.regexes.clone(), stopwords: None })
+            .collect();
+        let ours = ours().into_iter().map(|(mut r, w)| {
+            if &*r.kind == "password-assignment" {
+                r.allow.extend(generic.iter().cloned());
+            }
+            (r, w)
+        });
+        for (rule, words) in vendored.into_iter().chain(ours) {
             gate(rules.len(), &words, &mut keywords);
             rules.push(rule);
         }
@@ -189,6 +313,8 @@ impl Rules {
                         allow: Vec::new(),
                         check: None,
                         priority: 1,
+                        whole: false,
+                        twin_word: None,
                     });
                 }
                 Err(e) => warnings.push(format!(
@@ -245,6 +371,24 @@ fn regex_error_kind(e: &regex::Error) -> &'static str {
     }
 }
 
+fn compile_allow(a: VendoredAllow, cache: &mut HashMap<String, Option<Arc<Regex>>>) -> Allow {
+    Allow {
+        target: match a.target.as_str() {
+            "match" => Target::Match,
+            "line" => Target::Line,
+            _ => Target::Secret,
+        },
+        regexes: a
+            .regexes
+            .iter()
+            .filter_map(|p| cache.entry(p.clone()).or_insert_with(|| compile(p).ok().map(Arc::new)).clone())
+            .collect(),
+        stopwords: (!a.stopwords.is_empty())
+            .then(|| AhoCorasickBuilder::new().ascii_case_insensitive(true).build(&a.stopwords).ok().map(Arc::new))
+            .flatten(),
+    }
+}
+
 /// gitleaks' rules, compiled, with their keywords (lowercase). A rule that doesn't compile is a
 /// defect of the vendored file: said once, never silent (a test keeps the count at zero).
 fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
@@ -255,6 +399,7 @@ fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
             return Vec::new();
         }
     };
+    let twins = twin_words(&file.rules);
     // The same allowlist regexes recur in most rules: compiled once.
     let mut cache: HashMap<String, Option<Arc<Regex>>> = HashMap::new();
     let mut out = Vec::new();
@@ -270,36 +415,41 @@ fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
                 continue;
             }
         };
-        let allow = r
-            .allow
-            .into_iter()
-            .map(|a| Allow {
-                target: match a.target.as_str() {
-                    "match" => Target::Match,
-                    "line" => Target::Line,
-                    _ => Target::Secret,
-                },
-                regexes: a
-                    .regexes
-                    .iter()
-                    .filter_map(|p| cache.entry(p.clone()).or_insert_with(|| compile(p).ok().map(Arc::new)).clone())
-                    .collect(),
-                stopwords: (!a.stopwords.is_empty())
-                    .then(|| AhoCorasickBuilder::new().ascii_case_insensitive(true).build(&a.stopwords).ok())
-                    .flatten(),
-            })
-            .collect();
+        let allow = r.allow.into_iter().map(|a| compile_allow(a, &mut cache)).chain(global_allow()).collect();
         let priority = if r.id == "generic-api-key" { 2 } else { 1 };
+        let whole = r.secret_group.is_none() && first_group_is_structural(&r.regex);
+        let twin_word = twins.get(&r.id).cloned();
+        // gitleaks' generic rule fires on code its allowlists don't know (`RegEnumKey =
+        // win32api.RegEnumKey`, CPython's distutils): a member chain of identifiers is refused.
+        let check: Option<Check> = (r.id == "generic-api-key").then_some(not_code);
         let rule = Rule {
             kind: Arc::from(r.id.as_str()),
             regex,
             secret_group: r.secret_group,
             entropy: r.entropy,
             allow,
-            check: None,
+            check,
             priority,
+            whole,
+            twin_word,
         };
         out.push((rule, r.keywords));
+    }
+    out
+}
+
+/// For each rule whose regex another rule has too: the word of its id the other's lacks
+/// (`bittrex-secret-key` → `secret`). Such rules can't tell their matches apart: the word in the
+/// match decides which kind a match is.
+fn twin_words(rules: &[VendoredRule]) -> HashMap<String, Vec<u8>> {
+    let mut out = HashMap::new();
+    for a in rules {
+        for b in rules.iter().filter(|b| b.id != a.id && b.regex == a.regex) {
+            let theirs: Vec<&str> = b.id.split('-').collect();
+            if let Some(w) = a.id.split('-').find(|w| !theirs.contains(w)) {
+                out.insert(a.id.clone(), w.as_bytes().to_vec());
+            }
+        }
     }
     out
 }
@@ -307,21 +457,23 @@ fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
 /// Formats gitleaks has no rule for (it scans code, we scan what a terminal and a model said).
 fn ours() -> Vec<(Rule, Vec<String>)> {
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let rule = |kind: &str, pattern: &str, check: Option<fn(&[u8]) -> bool>, priority: u8| {
+    let rule = |kind: &str, pattern: &str, check: Option<Check>, priority: u8| {
         compile(pattern).ok().map(|regex| Rule {
             kind: Arc::from(kind),
             regex,
             secret_group: Some(1),
             entropy: None,
-            allow: Vec::new(),
+            allow: global_allow(),
             check,
             priority,
+            whole: false,
+            twin_word: None,
         })
     };
     [
         // scheme://user:password@host: the password (the user name stays).
         (
-            rule("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}:([^\s/@'`]{1,256})@[a-zA-Z0-9\[]", Some(not_placeholder), 1),
+            rule("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}:([^\s/@'`]{1,256})@[a-zA-Z0-9\[]", Some(url_secret), 2),
             words(&["://"]),
         ),
         // Authorization: Bearer <token> / Basic <b64> / <token>, in headers, curl and code.
@@ -329,12 +481,12 @@ fn ours() -> Vec<(Rule, Vec<String>)> {
             rule(
                 "authorization-header",
                 r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?([A-Za-z0-9._~+/=:-]{8,})"#,
-                Some(not_placeholder),
-                1,
+                Some(header_secret),
+                2,
             ),
             words(&["authorization"]),
         ),
-        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(not_placeholder), 1), words(&["bearer"])),
+        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(header_secret), 2), words(&["bearer"])),
         // password=..., SECRET: ..., "passwd": "..." (a .env line, a config file, a command line).
         (
             rule(
@@ -358,8 +510,18 @@ fn not_placeholder(s: &[u8]) -> bool {
     if matches!(first, b'$' | b'%' | b'<' | b'{' | b'*') {
         return false;
     }
-    const WORDS: &[&str] =
-        &["password", "passwd", "pass", "secret", "token", "changeme", "example", "placeholder", "your-password"];
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pass",
+        "secret",
+        "token",
+        "changeme",
+        "example",
+        "placeholder",
+        "your-password",
+        "redacted",
+    ];
     if WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes())) {
         return false;
     }
@@ -371,11 +533,132 @@ fn not_placeholder(s: &[u8]) -> bool {
     distinct > 2
 }
 
+/// The global allowlist of gitleaks (its `[allowlist]` regexes and stopwords: `true`, `${VAR}`,
+/// `{{ template }}`, `/usr/...` paths, …), which every one of its rules gets: ours too.
+fn global_allow() -> Vec<Allow> {
+    GLOBAL_ALLOW.with(|g| g.clone())
+}
+
+thread_local! {
+    static GLOBAL_ALLOW: Vec<Allow> = {
+        #[derive(Deserialize)]
+        struct Global {
+            #[serde(default)]
+            global: Vec<VendoredAllow>,
+        }
+        let g: Global = serde_json::from_str(GITLEAKS).unwrap_or(Global { global: Vec::new() });
+        g.global.into_iter().map(|a| compile_allow(a, &mut HashMap::new())).collect()
+    };
+}
+
+/// Code, not a value: a call (`self.headers.get(`), a member or path chain of identifiers
+/// (`config.db.password`, `X25519.secret_length`, `Zeroizing::new`, `win32api.RegEnumKey`), a
+/// member reached with `->` or `::` (`sqlite3_api->column_bytes16`), or an identifier made of
+/// words (`_bindgen_ty_3`, `nl80211_key_attributes`, `Uint8Array`).
+fn is_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    if after.first() == Some(&b'(') || after.starts_with(b"::") || before.ends_with(b"->") || before.ends_with(b"::") {
+        return true;
+    }
+    // An expression: what comes before an operator (`oauth.clientSecret===void`, `headingPrefix=`),
+    // optional chaining and non-null marks read as member access (`security?.basic.password`).
+    let cut = s.iter().position(|b| b"=|&+*%".contains(b)).unwrap_or(s.len());
+    let owned: Vec<u8> = String::from_utf8_lossy(&s[..cut]).replace("?.", ".").replace("!.", ".").into_bytes();
+    let s = if owned.is_empty() { s } else { &owned[..] };
+    let identifier = s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$');
+    let camel = s.windows(2).any(|w| (w[0].is_ascii_lowercase() || w[0].is_ascii_digit()) && w[1].is_ascii_uppercase());
+    if identifier && (camel || s.contains(&b'_') || s.contains(&b'$')) && wordy(s) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(s);
+    let pieces: Vec<&str> = text.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+    let ident = |p: &&str| {
+        let mut c = p.bytes();
+        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == b'_' || f == b'$' || f == b'#')
+            && c.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    };
+    (text.contains('.') || text.contains("::")) && pieces.len() >= 2 && pieces.iter().all(ident)
+}
+
+/// gitleaks' generic rule, refused on code and on file names of words (`rsa-2048-private-key.pk8`).
+fn not_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    !is_code(s, before, after) && !is_file_name(s) && !is_digest(s, before)
+}
+
+/// A digest or fingerprint, not a key: a value right after words that say so (`ping-sha256:`,
+/// `Release GPG key:`, `integrity`), or a hexadecimal digest keyed by a file name
+/// (`"qwen-token-plan.json":"600e…"` in a manifest).
+fn is_digest(s: &[u8], before: &[u8]) -> bool {
+    let near = &before[before.len().saturating_sub(40)..];
+    const WORDS: &[&[u8]] = &[
+        b"sha1",
+        b"sha256",
+        b"sha384",
+        b"sha512",
+        b"md5",
+        b"hash",
+        b"digest",
+        b"checksum",
+        b"fingerprint",
+        b"integrity",
+        b"gpg",
+        b"pgp",
+    ];
+    if WORDS.iter().any(|w| contains_ignore_case(near, w)) {
+        return true;
+    }
+    let hex = s.iter().all(u8::is_ascii_hexdigit) && [32, 40, 64, 128].contains(&s.len());
+    let key = near.iter().rposition(|b| b.is_ascii_alphanumeric()).map_or(&near[..0], |e| &near[..=e]);
+    hex && [&b".json"[..], b".js", b".tgz", b".tar.gz", b".zip", b".whl", b".txt"].iter().any(|x| key.ends_with(x))
+}
+
+/// A file name of words with an extension (`rsa-2048-private-key.pk8`, `s_rsa1024_priv.pem`).
+fn is_file_name(s: &[u8]) -> bool {
+    let Some(dot) = s.iter().rposition(|b| *b == b'.') else { return false };
+    let ext = &s[dot + 1..];
+    (2..=4).contains(&ext.len())
+        && ext[0].is_ascii_lowercase()
+        && ext.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && s[..dot].iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && wordy(&s[..dot])
+}
+
+/// A version or a range of versions (`^4.0.10`, `~1.2`, `>=2.0.0-rc.1`, `v3.11.0`).
+fn is_version(s: &[u8]) -> bool {
+    let t = s.iter().position(|b| b.is_ascii_digit()).map_or(&s[s.len()..], |i| &s[i..]);
+    let prefix = &s[..s.len() - t.len()];
+    prefix.iter().all(|b| matches!(b, b'^' | b'~' | b'<' | b'>' | b'=' | b'v' | b'V'))
+        && t.first().is_some_and(u8::is_ascii_digit)
+        && t.contains(&b'.')
+        && t.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+' | b'*'))
+        && t.split(|b| *b == b'.').next().is_some_and(|m| m.iter().all(u8::is_ascii_digit))
+}
+
+/// A URL's password: not a placeholder, and not one the text says is missing.
+fn url_secret(s: &[u8], _before: &[u8], _after: &[u8]) -> bool {
+    not_placeholder(s)
+}
+
+/// An `Authorization:` header's or `Bearer` token's value: not a placeholder, not code, not words.
+fn header_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    not_placeholder(s) && !is_code(s, before, after) && !wordy(s)
+}
+
 /// The value of a `password=` assignment is a secret, unless it is code or a placeholder: an
-/// identifier or a call (`getPassword()`, `config.db.password`), a word (`required`, `true`), a
-/// path, or a number. A secret has a digit or a symbol, and isn't only letters and dots.
-fn assigned_secret(s: &[u8]) -> bool {
+/// identifier or a call (`getPassword()`, `config.db.password`, `Zeroizing::new(`), a word
+/// (`required`, `true`), a path (`/etc/x`, a cloud secret manager's `projects/p/secrets/s`), a
+/// version (`"@inquirer/password": "^4.0.10"`), or a number. A secret has a digit or a symbol, and
+/// isn't only letters and dots.
+fn assigned_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
     if !not_placeholder(s) || s.starts_with(b"/") || s.starts_with(b"~") || s.starts_with(b"./") {
+        return false;
+    }
+    // A reference, a path or a deref (`secret_key: &HpkePrivateKey`, `Secrets::Aes128Gcm`), a
+    // hexadecimal literal (`ExtendedMasterSecret => 0x0017`).
+    let hex = s.len() > 2 && s[..2].eq_ignore_ascii_case(b"0x") && s[2..].iter().all(u8::is_ascii_hexdigit);
+    if matches!(s[0], b'&' | b':' | b'=' | b'|' | b'!' | b'?') || hex {
+        return false;
+    }
+    if is_code(s, before, after) || is_version(s) || (s.iter().filter(|b| **b == b'/').count() >= 2 && wordy(s)) {
         return false;
     }
     let letters_only = s.iter().all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b'-'));
@@ -429,10 +712,10 @@ mod tests {
             "12345678",
             "********",
         ] {
-            assert!(!assigned_secret(s.as_bytes()), "{s}");
+            assert!(!assigned_secret(s.as_bytes(), b"", b""), "{s}");
         }
         for s in ["hunter2hunter2", "Xy7!pQ9#", "s3cr3t-v4lue"] {
-            assert!(assigned_secret(s.as_bytes()), "{s}");
+            assert!(assigned_secret(s.as_bytes(), b"", b""), "{s}");
         }
         // A URL's placeholder password is not one; a real-looking one is.
         assert!(!not_placeholder(b"password") && !not_placeholder(b"Secret") && not_placeholder(b"p%40ss-9"));

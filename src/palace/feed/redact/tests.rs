@@ -224,3 +224,205 @@ fn a_value_found_in_context_is_redacted_where_it_is_repeated_bare() {
     // Alone, a bare value is not a secret (it could be any identifier).
     assert_eq!(r.redact_str(&format!("Your key {bare} is the old one."), &mut Counts::new()), None);
 }
+
+// ---- Defects found with material nobody in this project wrote (issue 28). ----
+
+/// Redacts one JSONL line (as a file of one line) with the built-in rules.
+fn jsonl_line(r: &Redactor, line: &str) -> (String, Counts) {
+    let mut c = Counts::new();
+    let out = r.redact_jsonl(format!("{line}\n").as_bytes(), &mut c).map(|b| String::from_utf8(b).unwrap());
+    (out.unwrap_or_else(|| format!("{line}\n")).trim_end_matches('\n').to_string(), c)
+}
+
+/// How many markers `s` holds, per kind (an index suffix `#2` counted under its kind).
+fn markers(s: &str) -> Counts {
+    let mut c = Counts::new();
+    for part in s.split("[REDACTED:").skip(1) {
+        if let Some(k) = part.split(']').next() {
+            *c.entry(k.split('#').next().unwrap().to_string()).or_default() += 1;
+        }
+    }
+    c
+}
+
+#[test]
+fn a_structural_group_redacts_the_whole_match() {
+    let r = Redactor::builtin();
+    // jwt.io's example token, base64-encoded (gitleaks' jwt-base64 sample shape).
+    let b64 = "ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0lpd2libUZ0WlNJNklrcHZhRzRnUkc5bElpd2lhV0YwSWpveE5URTJNak01TURJeWZRLlNmbEt4d1JKU01lS0tGMlFUNGZ3cE1lSmYzNlBPazZ5SlZfYWRRc3N3NWM=";
+    let mut c = Counts::new();
+    assert_eq!(r.redact_str(&format!("payload {b64} end"), &mut c).unwrap(), "payload [REDACTED:jwt-base64] end");
+    let hook = "https://contoso.webhook.office.com/webhookb2/9f1c2a3b-4d5e-6f70-8a9b-0c1d2e3f4a5b@72f988bf-86f1-41af-91ab-2d7cd011db47/IncomingWebhook/3f9a8c7d6e5b4a39281706f5e4d3c2b1/0c8f7e6d-5c4b-3a29-1807-f6e5d4c3b2a1";
+    assert_eq!(r.redact_str(&format!("hook: {hook}"), &mut c).unwrap(), "hook: [REDACTED:microsoft-teams-webhook]");
+}
+
+#[test]
+fn a_marker_is_never_scanned_again_and_counts_equal_markers() {
+    let r = Redactor::builtin();
+    // Text that already holds markers (a transcript quoting a redacted one) stays as it is.
+    for s in [
+        "redis://[REDACTED:url-password]@cache.internal:6379/0",
+        "postgres://app:[REDACTED:url-password]@db:5432/x",
+        "Authorization: Bearer [REDACTED:bearer-token]",
+    ] {
+        assert_eq!(r.redact_str(s, &mut Counts::new()), None, "{s}");
+    }
+    let s = "redis://[REDACTED:url-password]@cache:6379 and mysql://root:Pw-9f2kQ7x@db/x";
+    let mut c = Counts::new();
+    let out = r.redact_str(s, &mut c).unwrap();
+    assert!(!out.contains("[REDACTED:[REDACTED"), "{out}");
+    assert_eq!(out, "redis://[REDACTED:url-password]@cache:6379 and mysql://root:[REDACTED:url-password]@db/x");
+    assert_eq!(c, markers(&out.replacen("[REDACTED:url-password]", "", 1)));
+}
+
+#[test]
+fn code_and_type_names_are_not_learned_or_redacted() {
+    let r = Redactor::builtin();
+    // @noble/hashes' pbkdf2.d.ts: a parameter typed `password: Uint8Array`, the type used again.
+    let dts = "export declare function pbkdf2(hash: CHash, password: Uint8Array, salt: Uint8Array, opts: Pbkdf2Opt): Uint8Array;";
+    let line =
+        serde_json::json!({"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":dts}]}});
+    let (out, c) = jsonl_line(&r, &line.to_string());
+    assert!(c.is_empty(), "{c:?}: {out}");
+    // CPython 3.11's http/server.py (CGIHTTPRequestHandler.run_cgi).
+    for code in [
+        r#"authorization = self.headers.get("authorization")"#,
+        "authorization = authorization.split()",
+        "authorization = base64.decodebytes(authorization).decode('ascii')",
+        "authorization = authorization.split(':')",
+        "let password = Zeroizing::new(String::new());",
+        "password = win32api.RegEnumKey(key, i)",
+        r#""@inquirer/password": "^4.0.10","#,
+    ] {
+        assert_eq!(r.redact_str(code, &mut Counts::new()), None, "{code}");
+    }
+}
+
+#[test]
+fn a_line_the_parser_refuses_keeps_its_escapes() {
+    let r = Redactor::builtin();
+    // A lone surrogate: serde_json refuses the line; the secret is still redacted inside its string.
+    let line =
+        r#"{"text":"lone \ud800: run \"db --password=Hunter2x9\" AKIAZ7QX3MPL4VNRT2WB","n":0.023481000000000002}"#;
+    let (out, c) = jsonl_line(&r, line);
+    assert_eq!(
+        out,
+        r#"{"text":"lone \ud800: run \"db --password=[REDACTED:password-assignment]\" [REDACTED:aws-access-token]","n":0.023481000000000002}"#
+    );
+    assert_eq!((c.get("aws-access-token"), c.get("password-assignment")), (Some(&1), Some(&1)));
+    // Nesting deeper than serde's 128.
+    let deep = format!("{}\"AKIAZ7QX3MPL4VNRT2WB \\\"x\\\"\"{}", "[".repeat(200), "]".repeat(200));
+    let (out, _) = jsonl_line(&r, &deep);
+    assert_eq!(out, format!("{}\"[REDACTED:aws-access-token] \\\"x\\\"\"{}", "[".repeat(200), "]".repeat(200)));
+}
+
+#[test]
+fn two_secret_keys_of_one_object_stay_two_entries() {
+    let r = Redactor::builtin();
+    let line = r#"{"AKIAZ7QX3MPL4VNRT2WB":1,"AKIAQ4MBX7NVRT2ZK3PL":2,"other":3}"#;
+    let (out, c) = jsonl_line(&r, line);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_object().unwrap().len(), 3, "{out}");
+    assert_eq!(out, r#"{"[REDACTED:aws-access-token]":1,"[REDACTED:aws-access-token#2]":2,"other":3}"#);
+    assert_eq!(c.get("aws-access-token"), Some(&2));
+}
+
+#[test]
+fn only_string_bytes_change_in_a_line() {
+    let r = Redactor::builtin();
+    let line = r#"{"usage":{"cost":0.023481000000000002,"big":1.0e+30,"neg":-0.0,"int":12345678901234567890},"text":"key AKIAZ7QX3MPL4VNRT2WB","esc":"caf\u00e9 \/ \t"}"#;
+    let (out, _) = jsonl_line(&r, line);
+    assert_eq!(out, line.replace("AKIAZ7QX3MPL4VNRT2WB", "[REDACTED:aws-access-token]"));
+}
+
+#[test]
+fn the_vendored_rules_are_gitleaks_v8_30_1_and_kinds_are_the_rule_s_own() {
+    // Spot checks of the differences there were (scripts/redact/vendor-gitleaks.py --check compares
+    // the whole file with upstream's generated config).
+    let file: Value = serde_json::from_str(include_str!("gitleaks-rules.json")).unwrap();
+    let rule = |id: &str| file["rules"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(rule("airtable-personnal-access-token")["keywords"], serde_json::json!(["airtable"]));
+    assert!(rule("generic-api-key")["regex"].as_str().unwrap().contains(r"(?:[ \t\w.-]{0,20})"));
+    assert!(file["global"][0]["regexes"].as_array().unwrap().len() > 5, "the global allowlist, once");
+    let r = Redactor::builtin();
+    let kinds = |s: &str| {
+        let mut c = Counts::new();
+        r.redact_str(s, &mut c);
+        c.keys().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(kinds("bittrex_secret_key = \"5f8d3a2b1c4e6f7a9b0c1d2e3f4a5b6c\""), ["bittrex-secret-key"]);
+    assert_eq!(kinds("BITTREX_ACCESS_KEY=5f8d3a2b1c4e6f7a9b0c1d2e3f4a5b6c"), ["bittrex-access-key"]);
+    assert_eq!(kinds("gem source https://cafebabe:deadbeef@gems.contribsys.com/"), ["sidekiq-sensitive-url"]);
+}
+
+#[test]
+fn code_of_real_sources_is_not_a_secret() {
+    let r = Redactor::builtin();
+    for code in [
+        // libsqlite3-sys 0.40's sqlite3ext.h, linux-raw-sys 0.12's bindings, CPython's distutils.
+        "#define sqlite3_column_bytes16         sqlite3_api->column_bytes16",
+        "pub const DEVCONF_STABLE_SECRET: _bindgen_ty_3 = _bindgen_ty_3::DEVCONF_STABLE_SECRET;",
+        "pub const NL80211_KEY_MAX: nl80211_key_attributes = nl80211_key_attributes::NL80211_KEY_MAX;",
+        "        RegEnumKey = win32api.RegEnumKey",
+        // gitleaks' own false-positive samples of its generic rule (cmd/generate/config/rules/generic.go).
+        "secret_length = X25519.secret_length",
+        "key_length = XSalsa20.key_length",
+        "KeyPair = X25519.KeyPair",
+        "BlindKeySignatures = Ed25519.BlindKeySignatures",
+        "            keyPressed = kVK_Return.u16",
+        r#"LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY""#,
+        "PuttyPassword=0",
+        "IceSSL.KeyFile=s_rsa1024_priv.pem",
+    ] {
+        assert_eq!(r.redact_str(code, &mut Counts::new()), None, "{code}");
+    }
+}
+
+#[test]
+fn rust_and_type_annotations_are_not_passwords() {
+    let r = Redactor::builtin();
+    // rustls 0.23's and ring 0.17's sources.
+    for code in [
+        "        secret_key: &HpkePrivateKey,",
+        "            16 => ConnectionTrafficSecrets::Aes128Gcm { key, iv },",
+        "        ExtendedMasterSecret => 0x0017,",
+        "            SecretKind::ClientEarlyTrafficSecret,",
+        "    ///     -in rsa-2048-private-key.pem > rsa-2048-private-key.pk8",
+    ] {
+        assert_eq!(r.redact_str(code, &mut Counts::new()), None, "{code}");
+    }
+    // Real assignments still are.
+    for s in ["DB_PASSWORD=Xk9#mQ2$vL7p", "password: \"s3cr3t-Pa55\"", "api_secret = 9f8e7d6c5b4a39281706f5e4"] {
+        assert!(r.redact_str(s, &mut Counts::new()).is_some(), "{s}");
+    }
+}
+
+#[test]
+fn code_and_digests_of_the_real_file_corpus_are_not_secrets() {
+    let r = Redactor::builtin();
+    // Lines as found in node_modules (@mistralai/mistralai, google-auth-library, @anthropic-ai/sdk,
+    // pi's bundle, @types/node, readable-stream's README, pi-ai's manifest) and /usr/share/doc.
+    for line in [
+        "        const password = security?.basic.password;",
+        "    client_secret: ClientSecret$inboundSchema,",
+        "            const clientSecret = this.#clientAuthentication.clientSecret || '';",
+        "return oauth?{clientId:oauth.clientId,clientSecret:oauth.clientSecret===void 0?void 0:x}",
+        "    const workSecret = opts?.workSecret || readEnv('ANTHROPIC_WORK_SECRET');",
+        "case\"heading\":{let headingLevel=token.depth,headingPrefix=`${\"#\".repeat(headingLevel)} `",
+        "     *   Public key ping-sha256: pL1+qb9HTMRZJmuC/bB/ZI9d302BYrrqiVuRyW+DGrU=",
+        "  - Release GPG key: 3ABC01543F22DD2239285CDD818674489FBC127E",
+        r#"{"qwen-token-plan.json":"600e61f7dfad9833ea1c2c31018d2bd544297ad3158b96953c8a70f9ed6ec693"}"#,
+        "attribute's value **SHOULD** be `https://REDACTED:REDACTED@www.example.com/`.",
+    ] {
+        assert_eq!(r.redact_str(line, &mut Counts::new()), None, "{line}");
+    }
+}
+
+#[test]
+fn a_password_of_words_is_learned_and_code_words_are_not() {
+    assert!(worth_learning(b"hunter2-zyoPobsar2"));
+    assert!(worth_learning(b"Zq8Lw3Xv7Rt2Nb5Mk9Pd4Hs6Jf1Gc0Ya8Ue3Io7W"));
+    for v in ["Uint8Array", "self.headers.get", "nl80211_key_attributes", "ConnectionTrafficSecrets"] {
+        assert!(!worth_learning(v.as_bytes()), "{v}");
+    }
+}
