@@ -11,7 +11,7 @@ use serde_json::Value;
 #[napi]
 pub async fn direct_call(name: String, args: Option<Value>, options: Option<Value>) -> Result<String> {
     let (args, options) = (args.unwrap_or(Value::Null), options.unwrap_or(Value::Null));
-    crate::voice::direct::call(&name, &args, &options).await.map_err(|e| Error::new(Status::InvalidArg, e.message))
+    crate::voice::direct::call(&name, &args, &options).await.map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
 }
 
 /// [`direct_call`] for memory_lookup, remember and recall_person, returning the reply
@@ -20,5 +20,6 @@ pub async fn direct_call(name: String, args: Option<Value>, options: Option<Valu
 #[napi]
 pub fn direct_call_sync(name: String, args: Option<Value>, options: Option<Value>) -> Result<String> {
     let (args, options) = (args.unwrap_or(Value::Null), options.unwrap_or(Value::Null));
-    crate::voice::direct::call_blocking(&name, &args, &options).map_err(|e| Error::new(Status::InvalidArg, e.message))
+    crate::voice::direct::call_blocking(&name, &args, &options)
+        .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
 }

@@ -12,7 +12,6 @@
 
 use super::{Tool, Voice};
 use crate::config::VoiceConfig;
-use crate::error::{Error, Kind};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -71,31 +70,55 @@ fn voice_for(tool: Tool, options: &Value) -> Voice {
     voice
 }
 
-fn tool_named(name: &str) -> Result<Tool, Error> {
-    Tool::named(name).ok_or_else(|| Error::unknown_tool(name))
+/// Why a direct call could not answer with a reply (a reply is never an error: bad input and failed
+/// services are replies). The binding turns it into a JS error.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DirectError {
+    /// No voice tool has this name.
+    UnknownTool(String),
+    /// The synchronous call asked for a tool that needs the async one.
+    Asynchronous(String),
+    /// The tool panicked.
+    Internal(String),
+}
+
+impl std::fmt::Display for DirectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DirectError::UnknownTool(name) => write!(f, "unknown tool: {name}"),
+            DirectError::Asynchronous(name) => write!(f, "{name} is asynchronous: use the async call"),
+            DirectError::Internal(name) => write!(f, "internal error in {name}"),
+        }
+    }
+}
+
+impl std::error::Error for DirectError {}
+
+fn tool_named(name: &str) -> Result<Tool, DirectError> {
+    Tool::named(name).ok_or_else(|| DirectError::UnknownTool(name.to_string()))
 }
 
 /// Runs the voice tool `name` once with the model-style `args` (`{"fact": …}`: each argument read
 /// as the tools read it through pi) and `options`, and answers with the tool's reply. Every tool
 /// may be called so; the brain.db tools are faster through [`call_blocking`]. Errs only for a name
 /// that is no voice tool, or a panic inside the tool (INTERNAL).
-pub async fn call(name: &str, args: &Value, options: &Value) -> Result<String, Error> {
+pub async fn call(name: &str, args: &Value, options: &Value) -> Result<String, DirectError> {
     use futures_util::FutureExt;
     let tool = tool_named(name)?;
     let voice = voice_for(tool, options);
     let reply = std::panic::AssertUnwindSafe(voice.call(tool, args)).catch_unwind().await;
     drop(voice);
     let _ = tokio::task::spawn_blocking(|| crate::diag::flush(FLUSH)).await;
-    reply.map_err(|_| Error::new(Kind::Internal, format!("internal error in {name}")))
+    reply.map_err(|_| DirectError::Internal(name.to_string()))
 }
 
 /// [`call`] for the tools that only touch brain.db (memory_lookup, remember, recall_person), on
 /// the caller's thread, without an async runtime: blocks until the store answered (a write: until
 /// its COMMIT returned). Errs for any other tool, or a panic in the store's job (INTERNAL).
-pub fn call_blocking(name: &str, args: &Value, options: &Value) -> Result<String, Error> {
+pub fn call_blocking(name: &str, args: &Value, options: &Value) -> Result<String, DirectError> {
     let tool = tool_named(name)?;
     if !tool.is_direct() {
-        return Err(Error::new(Kind::BadArguments, format!("{name} is asynchronous: use the async call")));
+        return Err(DirectError::Asynchronous(name.to_string()));
     }
     let voice = voice_for(tool, options);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -106,7 +129,7 @@ pub fn call_blocking(name: &str, args: &Value, options: &Value) -> Result<String
     let reply = started.ok().and_then(|()| rx.recv().ok());
     drop(voice);
     crate::diag::flush(FLUSH);
-    reply.ok_or_else(|| Error::new(Kind::Internal, format!("internal error in {name}")))
+    reply.ok_or_else(|| DirectError::Internal(name.to_string()))
 }
 
 #[cfg(test)]
@@ -156,8 +179,11 @@ mod tests {
         assert_eq!(call_blocking("remember", &json!({}), &o).unwrap(), "(empty fact)");
         assert_eq!(call_blocking("recall_person", &json!({"name": 5}), &o).unwrap(), "(nothing remembered about 5)");
         assert_eq!(call_blocking("memory_lookup", &json!({"query": null}), &o).unwrap(), "(empty query)");
-        assert_eq!(call_blocking("think_hard", &json!({}), &o).unwrap_err().code(), "BAD_ARGUMENTS");
-        assert_eq!(call_blocking("bash", &json!({}), &o).unwrap_err().message, "unknown tool: bash");
+        assert_eq!(
+            call_blocking("think_hard", &json!({}), &o).unwrap_err(),
+            DirectError::Asynchronous("think_hard".into())
+        );
+        assert_eq!(call_blocking("bash", &json!({}), &o).unwrap_err().to_string(), "unknown tool: bash");
     }
 
     #[tokio::test]
@@ -168,6 +194,9 @@ mod tests {
         let o = json!({"dbPath": dir.path().join("missing.db").to_str().unwrap()});
         assert_eq!(call("memory_lookup", &json!({"query": "x"}), &o).await.unwrap(), "(no memories found)");
         assert!(!dir.path().join("missing.db").exists(), "an explicit path is never created");
-        assert_eq!(call("bash", &Value::Null, &Value::Null).await.unwrap_err().code(), "BAD_ARGUMENTS");
+        assert_eq!(
+            call("bash", &Value::Null, &Value::Null).await.unwrap_err(),
+            DirectError::UnknownTool("bash".into())
+        );
     }
 }
