@@ -107,11 +107,12 @@ fn live_group_members(pgid: libc::pid_t) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    /// An executable `#!/bin/sh` script `name` in `dir` running `body` (the process tests' children).
+    pub(crate) fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
         let p = dir.join(name);
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -197,16 +197,8 @@ pub(crate) async fn rsync_to_remote(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
-    use std::path::PathBuf;
+    use crate::process_group::tests::script;
     use std::time::Instant;
-
-    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
-        let p = dir.join(name);
-        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        p
-    }
 
     #[tokio::test]
     async fn external_exporter_prints_mine_source() {
