@@ -41,17 +41,7 @@ smoke() { # folder name, label, arm64 node binary
   local label=$2 node=$3 db="$work/$1/brain.db" t0 t1
   mkdir -p "$work/$1"
   # A brain.db as ZeroClaw leaves it (schema file, WAL) with one fact in it: the read of an existing db.
-  python3 - "$db" "$ROOT/brain-schema.sql" "$seed" <<'PY'
-import sqlite3, sys
-db, schema, seed = sys.argv[1:4]
-c = sqlite3.connect(db)
-c.execute("PRAGMA journal_mode=WAL")
-c.executescript(open(schema).read())
-c.execute("INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance) "
-          "VALUES ('00000000-0000-4000-8000-000000000001', 'seed_1', ?, 'core', '2025-01-01T00:00:00Z', "
-          "'2025-01-01T00:00:00Z', 'default', 0.5)", (seed,))
-c.commit(); c.close()
-PY
+  python3 "$ROOT/scripts/smoke-brain.py" seed "$db" "$ROOT/brain-schema.sql" "$seed"
 
   echo "arm64-check: qemu-aarch64-static + $label; MCP child $py"
   t0=$(date +%s%N)
@@ -61,20 +51,7 @@ PY
   t1=$(date +%s%N)
 
   # What the arm64 process wrote, read back by the host's sqlite: exactly the seed, the fact and the turn.
-  python3 - "$db" "$seed" <<'PY'
-import sqlite3, sys
-db, seed = sys.argv[1:3]
-rows = sqlite3.connect(db).execute(
-    "SELECT content, category, namespace, importance FROM memories ORDER BY rowid").fetchall()
-want = [
-    (seed, 'core', 'default', 0.5),
-    ('The arm64 smoke test is fond of quokkas', 'core', 'voice', 0.7),
-    ('user: arm64 zebra hello | assistant: yo from qemu', 'conversation', 'voice', 0.3),
-]
-if rows != want:
-    sys.exit(f"arm64-check: FAIL brain.db rows\n  got  {rows}\n  want {want}")
-print(f"arm64-check: brain.db holds exactly the {len(rows)} expected rows")
-PY
+  python3 "$ROOT/scripts/smoke-brain.py" check "$db" "$seed" arm64-check
   echo "arm64-check: $label ok (smoke under qemu $(( (t1 - t0) / 1000000 )) ms)"
 }
 

@@ -56,35 +56,13 @@ arm64() {
   trap 'rm -rf "$work"' RETURN
   py=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
   seed='The lighthouse keeper on the hill is called Maud'
-  python3 - "$work/brain.db" "$ROOT/brain-schema.sql" "$seed" <<'PY'
-import sqlite3, sys
-db, schema, seed = sys.argv[1:4]
-c = sqlite3.connect(db)
-c.execute("PRAGMA journal_mode=WAL")
-c.executescript(open(schema).read())
-c.execute("INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, importance) "
-          "VALUES ('00000000-0000-4000-8000-000000000001', 'seed_1', ?, 'core', '2025-01-01T00:00:00Z', "
-          "'2025-01-01T00:00:00Z', 'default', 0.5)", (seed,))
-c.commit(); c.close()
-PY
+  python3 "$ROOT/scripts/smoke-brain.py" seed "$work/brain.db" "$ROOT/brain-schema.sql" "$seed"
   echo "musl-check: arm64 smoke in $("$node" -p '`Node ${process.version} ${process.arch} (${process.report.getReport().header.glibcVersionRuntime ? "glibc" : "musl"})`') under qemu ($node)" >&2
   t0=$(date +%s%N)
   env -u NODE_OPTIONS SMOKE_EXPECT_ARCH=arm64 SMOKE_EXPECT_LIBC=musl DOTTY_BRAIN_DB="$work/brain.db" SMOKE_SEEDED_FACT="$seed" \
     SMOKE_MCP_PYTHON="$py" SMOKE_MCP_CHILD_ELF=0x3e "$node" __test__/arm64/smoke.cjs
   t1=$(date +%s%N)
-  python3 - "$work/brain.db" "$seed" <<'PY'
-import sqlite3, sys
-db, seed = sys.argv[1:3]
-rows = sqlite3.connect(db).execute("SELECT content, category, namespace, importance FROM memories ORDER BY rowid").fetchall()
-want = [
-    (seed, 'core', 'default', 0.5),
-    ('The arm64 smoke test is fond of quokkas', 'core', 'voice', 0.7),
-    ('user: arm64 zebra hello | assistant: yo from qemu', 'conversation', 'voice', 0.3),
-]
-if rows != want:
-    sys.exit(f"musl-check: FAIL brain.db rows\n  got  {rows}\n  want {want}")
-print(f"musl-check: brain.db holds exactly the {len(rows)} expected rows")
-PY
+  python3 "$ROOT/scripts/smoke-brain.py" check "$work/brain.db" "$seed" musl-check
   echo "musl-check: arm64 musl smoke ok ($(( (t1 - t0) / 1000000 )) ms under qemu)"
 }
 
