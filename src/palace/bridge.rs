@@ -550,8 +550,10 @@ impl Bridge {
         cancel: Option<tokio::sync::oneshot::Receiver<()>>,
     ) -> Result<CallResult, McpError> {
         let mut args = if args.is_object() { args } else { json!({}) };
-        // Palace-tool writes pass the feed's redactor; the model is told what was replaced.
-        let redacted = crate::palace::feed::redact::calls::guard_call(&self.cfg, &self.known_tools(), name, &mut args);
+        // Palace-tool writes pass the feed's redactor; the model is told what was replaced. Whether
+        // the tool stores is read under the lock (nothing cloned); the redaction runs outside it.
+        let stores = crate::palace::feed::redact::calls::stores(name, &lock(&self.tools));
+        let redacted = crate::palace::feed::redact::calls::guard_call(&self.cfg, stores, &mut args);
         let mut result = self.client().call_tool(name, args, cancel).await;
         if let Ok(r) = &mut result {
             crate::palace::feed::redact::calls::tell_model(r, &redacted);

@@ -76,10 +76,12 @@ pub fn for_calls(cfg: &crate::palace::PalaceConfig) -> Option<Arc<Redactor>> {
     R.get_or_init(|| super::for_feed(cfg)).clone()
 }
 
-/// The hook of a palace tool call: redacts `args` in place and keeps the tally; what it replaced.
-pub fn guard_call(cfg: &crate::palace::PalaceConfig, tools: &[ToolInfo], name: &str, args: &mut Value) -> Counts {
-    let Some(r) = for_calls(cfg) else { return Counts::new() };
-    let counts = redact_call_arguments(&r, name, tools, args);
+/// The hook of a palace tool call: when the tool `stores` (see [`stores`]), redacts `args` in place
+/// and keeps the tally; what it replaced.
+pub fn guard_call(cfg: &crate::palace::PalaceConfig, stores: bool, args: &mut Value) -> Counts {
+    let mut counts = Counts::new();
+    let Some(r) = stores.then(|| for_calls(cfg)).flatten() else { return counts };
+    r.redact_value(args, &mut counts);
     if !counts.is_empty() {
         Tally::add(&cfg.feed_dir(), &counts);
     }
@@ -189,7 +191,7 @@ mod tests {
             crate::palace::PalaceConfig::from_lookup(&move |k: &str| map.get(k).cloned()).0
         };
         let mut args = json!({"entry": "kept AKIAQ4MBX7NVRT2ZK3PL"});
-        assert!(guard_call(&cfg("off"), &[], "mempalace_diary_write", &mut args).is_empty());
+        assert!(guard_call(&cfg("off"), true, &mut args).is_empty());
         assert_eq!(args["entry"], "kept AKIAQ4MBX7NVRT2ZK3PL");
         assert_eq!(Tally::read(&d.path().join("mempalace-feed")), None);
     }
