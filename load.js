@@ -136,6 +136,9 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
       exports.palaceSection(native, e);
       return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
     },
+    async recall() {
+      return (await native.recall()) ?? undefined;
+    },
   };
 };
 

@@ -249,6 +249,13 @@ export interface PiToolsView {
   active: Array<string>
 }
 
+/**
+ * pi's second `before_agent_start` handler (`MEMPALACE_RECALL=on`): the hidden
+ * `mempalace-recall` message of the run being started, else null. Resolves within the recall
+ * budget (`MEMPALACE_RECALL_BUDGET_MS`): the prompt never waits longer.
+ */
+export declare function recall(): Promise<BeforeAgentStart | null>
+
 /** The process is exiting (`process.on('exit')`): lines still held are written to stderr now. */
 export declare function releaseNotices(): void
 

@@ -860,6 +860,7 @@ module.exports.palacePromptSection = nativeBinding.palacePromptSection
 module.exports.palaceStatus = nativeBinding.palaceStatus
 module.exports.palaceTools = nativeBinding.palaceTools
 module.exports.piEvents = nativeBinding.piEvents
+module.exports.recall = nativeBinding.recall
 module.exports.releaseNotices = nativeBinding.releaseNotices
 module.exports.runCommand = nativeBinding.runCommand
 module.exports.sessionShutdown = nativeBinding.sessionShutdown

@@ -49,6 +49,7 @@ describe('MEMPALACE_TOOLS with the real MemPalace', () => {
       'last error: none',
       'last feed: none recorded',
       'redaction: on (built-in rules); no feed recorded',
+      'recall: off (MEMPALACE_RECALL=on recalls drawers for each prompt)',
       // This fake pi reports no tool exposure: every tool is direct, as on pi 0.74.
       'exposure: direct, 3 of 3 tools direct (MEMPALACE_EXPOSURE=unset, MEMPALACE_DIRECT_TOOLS=none)',
     ]);

@@ -34,6 +34,8 @@ pub enum Kind {
     Millis,
     /// A number of seconds, fractions allowed.
     Seconds,
+    /// A number from 0 to 1, fractions allowed (a score).
+    Fraction,
     /// A comma-separated list of names or `*` patterns.
     Patterns,
     /// The process's own (`HOME`, `PATH`): read for the defaults and lookups that depend on it.
@@ -118,6 +120,10 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_TOOLS", Described("all"), Kind::Patterns, "the palace tools pi is offered (names or * patterns)"),
     var("MEMPALACE_EXPOSURE", Described("codemode where pi has tool exposure, else direct"), Kind::Text, "how palace tools reach the model: codemode, deferred or direct"),
     var("MEMPALACE_DIRECT_TOOLS", Described("none"), Kind::Patterns, "palace tools declared to the model in every exposure (names or * patterns)"),
+    var("MEMPALACE_RECALL", Text("off"), Kind::Text, "on: each prompt of the user's gets the palace's drawers that bear on it, as a hidden message"),
+    var("MEMPALACE_RECALL_BUDGET_MS", Number(500), Kind::Millis, "the longest a prompt waits for recall; then it goes on without"),
+    var("MEMPALACE_RECALL_MAX_BYTES", Number(2000), Kind::Number, "cap on the recall message (UTF-8 bytes)"),
+    var("MEMPALACE_RECALL_MIN_SCORE", Text("0.40"), Kind::Fraction, "least MemPalace similarity (0 to 1) a drawer needs to be recalled"),
     var("MEMPALACE_FEED", Text("1"), Kind::Switch, "0 disables transcript feeding"),
     var("MEMPALACE_FEED_BIN", Text("mempalace-pi-session"), Kind::Text, "external exporter, used when on PATH (else the built-in one)"),
     var("MEMPALACE_FEED_WING", Text("wing_conversations"), Kind::Text, "wing for the exporter and mempalace_mine"),
@@ -366,6 +372,13 @@ impl<'a> EnvReader<'a> {
             valid,
             "a positive number of seconds",
         ))
+    }
+
+    /// A number from 0 to 1 (fractions allowed); a malformed one is reported and gives the row's
+    /// default.
+    pub(crate) fn fraction(&self, name: &str) -> f64 {
+        let default = default_text(name).parse().unwrap_or_default();
+        self.parsed(name, Kind::Fraction, default, |v: &f64| (0.0..=1.0).contains(v), "a number from 0 to 1")
     }
 
     fn parsed<T: std::str::FromStr + std::fmt::Display>(

@@ -9,8 +9,8 @@ mod notices;
 mod turns;
 
 use crate::extension::{
-    Background, CommandReply, CommandSpec, EventSpec, Extension, FooterStatus, PalaceTools, PiView, Registration,
-    RunStart, Stats, ToolOutput, ToolSpec, WakeupMessage,
+    Background, CommandReply, CommandSpec, EventSpec, Extension, FooterStatus, HiddenMessage, PalaceTools, PiView,
+    Registration, RunStart, Stats, ToolOutput, ToolSpec,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -280,8 +280,8 @@ pub struct BeforeAgentStart {
     pub message: InjectedMessage,
 }
 
-impl From<WakeupMessage> for BeforeAgentStart {
-    fn from(m: WakeupMessage) -> BeforeAgentStart {
+impl From<HiddenMessage> for BeforeAgentStart {
+    fn from(m: HiddenMessage) -> BeforeAgentStart {
         BeforeAgentStart {
             message: InjectedMessage { custom_type: m.custom_type.into(), content: m.content, display: m.display },
         }
@@ -295,6 +295,14 @@ impl From<WakeupMessage> for BeforeAgentStart {
 pub async fn before_agent_start(message_type: Option<String>, prompt: Option<String>) -> Option<BeforeAgentStart> {
     let start = RunStart { message_type: message_type.as_deref(), prompt: prompt.as_deref() };
     ext().on_before_agent_start(start).await.map(BeforeAgentStart::from)
+}
+
+/// pi's second `before_agent_start` handler (`MEMPALACE_RECALL=on`): the hidden
+/// `mempalace-recall` message of the run being started, else null. Resolves within the recall
+/// budget (`MEMPALACE_RECALL_BUDGET_MS`): the prompt never waits longer.
+#[napi]
+pub async fn recall() -> Option<BeforeAgentStart> {
+    ext().on_recall().await.map(BeforeAgentStart::from)
 }
 
 /// `/mempalace <args>`: `status` (or nothing) says the palace's state; `reconnect` starts the

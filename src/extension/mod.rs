@@ -20,7 +20,7 @@ pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
 // The core types the binding converts, from the halves that own them.
 pub use crate::palace::exposure::PiView;
-pub use crate::palace::wakeup::{RunStart, WakeupMessage};
+pub use crate::palace::wakeup::{HiddenMessage, RunStart};
 #[cfg(all(feature = "node", not(test)))] // the binding's alone (see lib.rs)
 pub(crate) use crate::voice::turn_log::{counts_block, reads_content};
 pub use crate::voice::turn_log::{Content, Message};
@@ -55,6 +55,9 @@ const PALACE_EVENTS: [EventSpec; 2] = [
     EventSpec { event: "agent_settled", handler: "agentSettled" },
     EventSpec { event: "before_agent_start", handler: "beforeAgentStart" },
 ];
+
+/// Recall's handler: a second `before_agent_start` handler, so its message is one of its own.
+const RECALL_EVENT: EventSpec = EventSpec { event: "before_agent_start", handler: "recall" };
 
 /// Counts how many times the state was built in this process (always 1: tests assert it).
 static STATE_CREATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -123,7 +126,9 @@ impl Extension {
     /// The pi events this state handles: the palace's only while the bridge is on.
     pub fn pi_events(&self) -> Vec<EventSpec> {
         let palace = self.bridge.as_ref().map_or(&[][..], |_| &PALACE_EVENTS[..]);
-        EVENTS.iter().chain(palace).cloned().collect()
+        // After the wake-up's handler: pi runs an extension's handlers in order, one message each.
+        let recall = self.bridge.as_ref().filter(|b| b.cfg.recall.on).map(|_| RECALL_EVENT);
+        EVENTS.iter().chain(palace).cloned().chain(recall).collect()
     }
 
     /// Opens brain.db and starts the MemPalace handshake in the background, once per process.
@@ -183,8 +188,16 @@ impl Extension {
     /// pi's `before_agent_start`: the wake-up message on the first prompt of a fresh session,
     /// else None; only a run a user started counts (`start`: pi's `messageType` and `prompt`).
     /// Bounded by the request timeout: never holds the prompt hostage.
-    pub async fn on_before_agent_start(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
-        self.bridge.clone()?.wakeup(start).await
+    pub async fn on_before_agent_start(&self, start: RunStart<'_>) -> Option<HiddenMessage> {
+        // Recall searches for the person's own words, never the voice provider's scaffolding.
+        let words = start.prompt.map(crate::voice::scaffolding::spoken);
+        self.bridge.clone()?.before_agent_start(start, words.as_deref()).await
+    }
+
+    /// pi's second `before_agent_start` handler (registered only with `MEMPALACE_RECALL=on`): the
+    /// hidden recall message of the run being started, or None; waits at most the recall budget.
+    pub async fn on_recall(&self) -> Option<HiddenMessage> {
+        self.bridge.clone()?.recall().await
     }
 
     /// Resolves when every queued conversation row has been written and queued diagnostics have

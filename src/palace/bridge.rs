@@ -8,8 +8,9 @@ use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::cache;
 use crate::palace::exposure::{self, InForce, PiView, ServerMeta};
 use crate::palace::feed::{FeedOutcome, Feeder};
+use crate::palace::recall::{self, Injected, RecallCounters};
 use crate::palace::tools::{Refused, Why};
-use crate::palace::wakeup::{compose_wakeup, RunStart, SentPrompts, WakeupGate, WakeupMessage};
+use crate::palace::wakeup::{compose_wakeup, HiddenMessage, RunStart, SentPrompts, WakeupGate};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::sync::lock;
 use serde_json::{json, Value};
@@ -52,11 +53,33 @@ pub(crate) struct Bridge {
     /// The diary prompts handed to pi's `sendUserMessage`: their runs get no wake-up.
     sent_prompts: SentPrompts,
     pub feeder: Feeder,
+    /// What this session has injected (the wake-up's diary entries, recalled drawers).
+    injected: Injected,
+    /// The recall search of the run being started: `before_agent_start` starts it, pi's second
+    /// handler of that event ([`Bridge::recall`]) waits for it until its deadline.
+    pending_recall: Mutex<Option<PendingRecall>>,
+    recall_counters: RecallCounters,
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
     settled_event: AtomicBool,
     /// Set once the `MEMPALACE_TOOLS` entries matching no palace tool were said on stderr.
     said_unmatched: AtomicBool,
+}
+
+/// A recall search under way for the run being started.
+struct PendingRecall {
+    query: String,
+    /// The budget's end, counted from the run's `before_agent_start`.
+    deadline: tokio::time::Instant,
+    search: tokio::task::JoinHandle<Result<String, PalaceError>>,
+}
+
+impl Drop for PendingRecall {
+    /// A search nobody waits for any more (the run was never started, or it ran out of budget)
+    /// stops: its request is cancelled on the server.
+    fn drop(&mut self) {
+        self.search.abort();
+    }
 }
 
 /// The palace tools one load of the extension may register ([`Bridge::registration`]).
@@ -271,6 +294,9 @@ impl Bridge {
             wakeup: WakeupGate::new(),
             sent_prompts: SentPrompts::default(),
             feeder,
+            injected: Injected::default(),
+            pending_recall: Mutex::new(None),
+            recall_counters: RecallCounters::default(),
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
             said_unmatched: AtomicBool::new(false),
@@ -461,6 +487,7 @@ impl Bridge {
                     *lock(&self.tools) = tools.clone();
                     *lock(&self.server) = server;
                 }
+                self.warm_recall();
                 if client.config().debug {
                     crate::diag!(
                         "mempalace: connected to {} in {} ms, {} tools",
@@ -516,6 +543,7 @@ impl Bridge {
             format!("last error: {last_error}"),
             format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
             format!("redaction: {}", crate::palace::feed::redaction_line(&self.cfg)),
+            self.recall_counters.report(&self.cfg.recall),
         ]
         .join("\n")
     }
@@ -566,14 +594,21 @@ impl Bridge {
     /// the thread, so it is a resume, not a fresh session.
     pub(crate) fn session_start(&self, reason: &str, has_messages: bool) {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
+        // A new session thread: what the last one was shown is not in it.
+        self.injected.forget();
+        *lock(&self.pending_recall) = None;
     }
 
-    /// pi's first `before_agent_start` of a fresh session that a user started: the wake-up
-    /// message, or None (not fresh, already done, the palace didn't answer within the request
-    /// timeout). A run an extension started (a custom message, the diary prompt) gets none and
-    /// leaves the wake-up armed for the user's first prompt.
-    pub(crate) async fn wakeup(&self, start: RunStart<'_>) -> Option<WakeupMessage> {
-        if !self.sent_prompts.user_started(start) || !self.wakeup.take() {
+    /// pi's `before_agent_start` (its first handler of the event): for a run a user started,
+    /// starts the recall search for `words` (the prompt's own words, the voice provider's
+    /// scaffolding cut off) when recall is on, then returns the wake-up message on the first
+    /// prompt of a fresh session, or None (not fresh, already done, the palace didn't answer within
+    /// the request timeout). A run an extension started (a custom message, the diary prompt) gets
+    /// neither and leaves the wake-up armed for the user's first prompt.
+    pub(crate) async fn before_agent_start(&self, start: RunStart<'_>, words: Option<&str>) -> Option<HiddenMessage> {
+        let user = self.sent_prompts.user_started(start);
+        self.start_recall(if user { words } else { None });
+        if !user || !self.wakeup.take() {
             return None;
         }
         // The wake-up's budget, owned here: the handshake counts against it (a cold palace
@@ -582,7 +617,65 @@ impl Bridge {
         let t0 = Instant::now();
         tokio::time::timeout(budget, self.connect()).await.ok()?.ok()?;
         let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
-        compose_wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, left).await.map(WakeupMessage::hidden)
+        let woke = compose_wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, left).await?;
+        self.injected.add(woke.shown);
+        Some(HiddenMessage::hidden(woke.content))
+    }
+
+    /// Starts this run's recall search in the background (when recall is on and the prompt has
+    /// words worth searching for), bounded by the recall budget from now; any earlier run's
+    /// search still pending is dropped (cancelled).
+    fn start_recall(&self, words: Option<&str>) {
+        let mut pending = lock(&self.pending_recall);
+        *pending = None;
+        let cfg = &self.cfg.recall;
+        if !cfg.on {
+            return;
+        }
+        let Some(query) = words.and_then(recall::query_of) else {
+            return;
+        };
+        let caller = ClientCaller(self.current.clone());
+        let (args, budget) = (recall::search_args(&query), cfg.budget);
+        let search = tokio::spawn(async move { caller.call(recall::SEARCH_TOOL, args, Some(budget)).await });
+        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, search });
+    }
+
+    /// pi's second `before_agent_start` handler: the recall message of the run being started, or
+    /// None (recall off, a run a user didn't start, nothing scored high enough or everything was
+    /// already injected, the budget ran out, the palace is down). Waits at most until the budget's
+    /// end; never fails.
+    pub(crate) async fn recall(&self) -> Option<HiddenMessage> {
+        let mut pending = lock(&self.pending_recall).take()?;
+        let answer = tokio::time::timeout_at(pending.deadline, &mut pending.search).await;
+        let counters = &self.recall_counters;
+        let answer = match answer {
+            Ok(Ok(Ok(answer))) => answer,
+            Err(_) | Ok(Ok(Err(PalaceError::TimedOut { .. }))) => return counters.late(),
+            Ok(Ok(Err(e))) => return counters.failed(&e.to_string()),
+            Ok(Err(e)) => return counters.failed(&format!("the search task ended: {e}")),
+        };
+        match recall::hits(&answer) {
+            Ok(hits) => {
+                let message = self.injected.compose(&pending.query, &hits, &self.cfg.recall);
+                counters.answered(message.as_deref());
+                message.map(HiddenMessage::recall)
+            }
+            Err(why) => counters.failed(&why),
+        }
+    }
+
+    /// After a handshake, with recall on: one search in the background, so the server loads its
+    /// embedding model now rather than on the first prompt's recall.
+    fn warm_recall(&self) {
+        if !self.cfg.recall.on {
+            return;
+        }
+        let caller = ClientCaller(self.current.clone());
+        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        tokio::spawn(async move {
+            let _ = caller.call(recall::SEARCH_TOOL, recall::search_args("warm up"), Some(timeout)).await;
+        });
     }
 
     /// The `/mempalace-diary [topic]` user message; it says how to reach `mempalace_diary_write`

@@ -47,6 +47,8 @@ pub struct PalaceConfig {
     pub tools: super::tool_filter::ToolFilter,
     /// `MEMPALACE_EXPOSURE` and `MEMPALACE_DIRECT_TOOLS`: how the tools pi is offered reach the model.
     pub exposure: super::exposure::ExposureConfig,
+    /// `MEMPALACE_RECALL*`: per-prompt recall (off by default).
+    pub recall: super::recall::RecallConfig,
 }
 
 /// `MEMPALACE_EXPOSURE` (an unknown value is a warning and the default) and `MEMPALACE_DIRECT_TOOLS`.
@@ -159,6 +161,7 @@ impl PalaceConfig {
             search_path: r.process("PATH"),
             tools,
             exposure,
+            recall: super::recall::RecallConfig::read(r),
         };
         if let Some(why) = ssh_refused {
             r.warn(why);

@@ -13,6 +13,7 @@ pub(crate) mod exposure;
 pub mod feed;
 pub(crate) mod files;
 pub(crate) mod pi_mcp;
+pub(crate) mod recall;
 pub(crate) mod tool_filter;
 pub mod tools;
 pub(crate) mod wakeup;

@@ -14,18 +14,24 @@ use std::time::Duration;
 /// The `customType` of the injected message.
 pub(crate) const WAKEUP_CUSTOM_TYPE: &str = "mempalace-wakeup";
 
-/// The message pi injects before the first prompt of a fresh session (`before_agent_start`'s
-/// `{message}`): hidden from the user, read by the model.
+/// A message pi injects before a run (`before_agent_start`'s `{message}`): hidden from the user,
+/// read by the model. The wake-up's, and recall's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WakeupMessage {
+pub struct HiddenMessage {
     pub custom_type: &'static str,
     pub content: String,
     pub display: bool,
 }
 
-impl WakeupMessage {
-    pub fn hidden(content: String) -> WakeupMessage {
-        WakeupMessage { custom_type: WAKEUP_CUSTOM_TYPE, content, display: false }
+impl HiddenMessage {
+    /// The wake-up message.
+    pub fn hidden(content: String) -> HiddenMessage {
+        HiddenMessage { custom_type: WAKEUP_CUSTOM_TYPE, content, display: false }
+    }
+
+    /// A recall message.
+    pub fn recall(content: String) -> HiddenMessage {
+        HiddenMessage { custom_type: super::recall::RECALL_CUSTOM_TYPE, content, display: false }
     }
 }
 
@@ -110,14 +116,22 @@ impl SentPrompts {
     }
 }
 
+/// The wake-up's content, and the keys of the diary entries it shows (recall doesn't repeat them).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Wakeup {
+    pub content: String,
+    pub shown: Vec<String>,
+}
+
 /// Calls `mempalace_status {}` and `mempalace_diary_read {agent_name}` concurrently, each bounded
 /// by `timeout`, and composes the wake-up message content from whatever answered. `None` when
 /// neither did. Failures are logged on stderr.
-pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout: Duration) -> Option<String> {
+pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout: Duration) -> Option<Wakeup> {
     let status = call_bounded(caller, "mempalace_status", json!({}), timeout);
     let diary = call_bounded(caller, "mempalace_diary_read", json!({ "agent_name": agent_name }), timeout);
     let (status, diary) = tokio::join!(status, diary);
     let mut sections = Vec::new();
+    let shown = diary.as_deref().map(super::recall::diary_keys).unwrap_or_default();
     match status {
         Ok(text) => sections.push(format!("## Palace status (mempalace_status)\n{}", text.trim_end())),
         Err(e) => diag!("mempalace wake-up: mempalace_status failed: {e}"),
@@ -130,12 +144,13 @@ pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, 
     if sections.is_empty() {
         return None;
     }
-    Some(format!(
+    let content = format!(
         "[MemPalace wake-up] Your long-term memory palace is connected (mempalace_* tools). \
          Orient yourself with what it reports below; search it before answering questions about \
          past work.\n\n{}",
         sections.join("\n\n")
-    ))
+    );
+    Some(Wakeup { content, shown })
 }
 
 #[cfg(test)]
@@ -186,7 +201,7 @@ mod tests {
         let caller = FakeCaller::new();
         caller.set("mempalace_status", Behaviour::Reply("{\"total_drawers\": 3}".into()));
         caller.set("mempalace_diary_read", Behaviour::Reply("SESSION:x|did.things|★\n".into()));
-        let text = compose_wakeup(&caller, "pi-laptop", Duration::from_secs(5)).await.unwrap();
+        let text = compose_wakeup(&caller, "pi-laptop", Duration::from_secs(5)).await.unwrap().content;
         assert!(text.contains("## Palace status (mempalace_status)\n{\"total_drawers\": 3}"), "{text}");
         assert!(text.contains("agent_name \"pi-laptop\")\nSESSION:x|did.things|★"), "{text}");
         let calls = caller.calls();
@@ -202,7 +217,7 @@ mod tests {
         caller.set("mempalace_status", Behaviour::Reply("status ok".into()));
         caller.set("mempalace_diary_read", Behaviour::Hang);
         let t0 = Instant::now();
-        let text = compose_wakeup(&caller, "pi", Duration::from_millis(200)).await.unwrap();
+        let text = compose_wakeup(&caller, "pi", Duration::from_millis(200)).await.unwrap().content;
         let took = t0.elapsed();
         assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(2), "{took:?}");
         assert!(text.contains("status ok") && !text.contains("diary"), "{text}");
