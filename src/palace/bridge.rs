@@ -66,20 +66,14 @@ pub(crate) struct Bridge {
     said_unmatched: AtomicBool,
 }
 
-/// A recall search under way for the run being started.
+/// A recall search under way for the run being started. The search bounds itself: its call is
+/// given the budget as its timeout, so the caller cancels the request on the server
+/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it.
 struct PendingRecall {
     query: String,
     /// The budget's end, counted from the run's `before_agent_start`.
     deadline: tokio::time::Instant,
     search: tokio::task::JoinHandle<Result<String, PalaceError>>,
-}
-
-impl Drop for PendingRecall {
-    /// A search nobody waits for any more (the run was never started, or it ran out of budget)
-    /// stops: its request is cancelled on the server.
-    fn drop(&mut self) {
-        self.search.abort();
-    }
 }
 
 /// The palace tools one load of the extension may register ([`Bridge::registration`]).
@@ -624,7 +618,7 @@ impl Bridge {
 
     /// Starts this run's recall search in the background (when recall is on and the prompt has
     /// words worth searching for), bounded by the recall budget from now; any earlier run's
-    /// search still pending is dropped (cancelled).
+    /// search nobody waited for is forgotten (it ends at its own deadline).
     fn start_recall(&self, words: Option<&str>) {
         let mut pending = lock(&self.pending_recall);
         *pending = None;

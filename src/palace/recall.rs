@@ -70,7 +70,11 @@ impl RecallConfig {
         RecallConfig {
             on,
             budget: r.millis("MEMPALACE_RECALL_BUDGET_MS", false),
-            max_bytes: r.number("MEMPALACE_RECALL_MAX_BYTES", |n: &usize| *n >= MIN_MAX_BYTES, "a number ≥ 300"),
+            max_bytes: r.number(
+                "MEMPALACE_RECALL_MAX_BYTES",
+                |n: &usize| *n >= MIN_MAX_BYTES,
+                &format!("a number ≥ {MIN_MAX_BYTES}"),
+            ),
             min_score: r.fraction("MEMPALACE_RECALL_MIN_SCORE"),
         }
     }
@@ -285,6 +289,10 @@ pub(crate) fn query_of(words: &str) -> Option<String> {
         let chars = word.chars().count();
         let numeric = word.chars().all(|c| c.is_ascii_digit());
         if chars < 2 || (numeric && chars < 3) || STOPWORDS.contains(&word.as_str()) || seen.contains(&word) {
+            continue;
+        }
+        // A word longer than a whole query (a pasted blob) says nothing; the next ones may.
+        if chars > QUERY_MAX_CHARS {
             continue;
         }
         let add = chars + usize::from(!seen.is_empty());
@@ -530,7 +538,11 @@ mod tests {
         let q = query_of(&long).unwrap();
         assert_eq!(q.split(' ').count(), QUERY_MAX_WORDS);
         let huge = "x".repeat(10_000);
-        assert!(query_of(&format!("{huge} billing")).is_none_or(|q| q.chars().count() <= QUERY_MAX_CHARS));
+        assert_eq!(
+            query_of(&format!("{huge} billing")).as_deref(),
+            Some("billing"),
+            "a blob doesn't hide the words after it"
+        );
         let many = "αβγδεζηθικλμνξοπρστυφχψω ".repeat(40);
         assert!(query_of(&many).unwrap().chars().count() <= QUERY_MAX_CHARS);
     }
