@@ -27,18 +27,21 @@ describe('npm start', () => {
     const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
     child.stdin.write('{"id":"s1","type":"get_state"}\n');
     expect(await response).toMatchObject({ id: 's1', type: 'response', command: 'get_state', success: true });
-    // No palace on this machine's PATH: the bridge gives up (after its respawns) with one line.
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no MemPalace verdict on stderr: ${err}`)), 30_000);
-      const check = () => { if (/mempalace/i.test(err)) { clearTimeout(timer); resolve(); } };
+    const db = path.join(home, '.pi/memory/brain.db');
+    // Both happen in the background after pi's session_start: brain.db is created (the line is
+    // written once the file is in place), and with no palace on this machine's PATH the bridge
+    // gives up (after its respawns) with one line. Either may come first.
+    const onStderr = (re, what) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${what} on stderr: ${err}`)), 30_000);
+      const check = () => { if (re.test(err)) { clearTimeout(timer); child.stderr.off('data', check); resolve(); } };
       child.stderr.on('data', check);
       check();
     });
+    await Promise.all([onStderr(/mempalace/i, 'MemPalace verdict'), onStderr(/created a new brain\.db/, 'brain.db line')]);
     child.stdin.end();
     expect(await exited).toBe(0);
     // stdout is pi's protocol channel: nothing but JSON lines on it.
     for (const line of out.split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
-    const db = path.join(home, '.pi/memory/brain.db');
     expect(fs.existsSync(db)).toBe(true);
     expect(schemaOf(db).map((r) => r.name)).toContain('memories_fts');
     expect(err).toContain(`created a new brain.db at ${db}`);
