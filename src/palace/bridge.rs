@@ -421,8 +421,12 @@ impl Bridge {
             })
             .collect();
         let unlisted = lock(&self.tools).is_empty();
-        // A palace that is not installed, or known down, will bring no tools to reach.
-        let awaiting = unlisted && !self.mcp_cfg.not_installed() && self.state() == PalaceState::Connecting;
+        // A palace that is not installed, or known down, will bring no tools to reach; nor will
+        // one whose tools pi is offered by nothing of the bridge's (pi's own MCP offers them).
+        let awaiting = unlisted
+            && self.cfg.tools.offers_any()
+            && !self.mcp_cfg.not_installed()
+            && self.state() == PalaceState::Connecting;
         Offer { in_force, tools, namespace: self.namespace(), awaiting }
     }
 
