@@ -146,8 +146,8 @@ impl McpConfig {
     }
 
     /// Whether MemPalace's server is missing: the default command, not set by the user, not on
-    /// `PATH`, and no remote palace (pi's own MCP entries were looked at before: one that runs
-    /// MemPalace switches the bridge off, one that shares the HTTP palace sets the URL).
+    /// `PATH`, and no remote palace (pi's own MCP entries were looked at before: a stdio one sets
+    /// the read-only twin's command, `bin_set`, another switches the bridge off).
     pub fn not_installed(&self) -> bool {
         self.remote_url.is_none()
             && !self.bin_set
