@@ -261,16 +261,32 @@ describe('feed', () => {
     expect(tree(dir)).toEqual(before);
   });
 
-  it("pi's own MCP runs MemPalace: doctor, feed --dry-run and feed say the bridge stepped aside for that entry, as pi does", async () => {
+  it("pi's own MCP runs MemPalace over stdio: doctor, feed --dry-run and feed say pi writes and the bridge reads through a read-only twin, as pi's load does", async () => {
+    const agent = path.join(dir, 'pi-mcp-twin-agent');
+    fs.mkdirSync(agent, { recursive: true });
+    fs.writeFileSync(path.join(agent, 'mcp.json'), JSON.stringify({ mcpServers: { memory: { command: '/nonexistent/mempalace-mcp', args: ['--palace', '/p'] } } }));
+    const env = { ...base, PI_CODING_AGENT_DIR: agent, MEMPALACE_MCP_MAX_RESPAWNS: '0' };
+    const writes = "pi's own MCP writes the palace; this bridge only reads it through a read-only twin, which can't mine";
+    const doc = await cli(['doctor'], env);
+    expect(line(doc.stdout, "pi's MCP"), doc.stdout).toContain(`pi's own MCP (mcp.json entry "memory", ${path.join(agent, 'mcp.json')}) writes; this bridge reads through a read-only twin (wake-up, recall)`);
+    expect(line(doc.stdout, 'palace feed'), doc.stdout).toContain(`off (${writes})`);
+    const plan = await cli(['feed', '--dry-run'], env);
+    expect(plan.stdout).toBe(`feeding is off (${writes}): nothing would be sent\n`);
+    const feed = await cli(['feed'], env);
+    expect(feed.stdout, feed.stderr).toBe(`feeding is off (${writes})\n`);
+    expect(fs.readdirSync(agent)).toEqual(['mcp.json']);
+  }, 90_000);
+
+  it("pi's own MCP runs MemPalace on another HTTP server: doctor, feed --dry-run and feed say the bridge stepped aside for that entry, as pi does", async () => {
     const agent = path.join(dir, 'pi-mcp-agent');
     fs.mkdirSync(agent, { recursive: true });
-    fs.writeFileSync(path.join(agent, 'mcp.json'), JSON.stringify({ mcpServers: { memory: { command: 'mempalace-mcp', args: ['--palace', '/p'] } } }));
+    fs.writeFileSync(path.join(agent, 'mcp.json'), JSON.stringify({ mcpServers: { memory: { url: 'http://127.0.0.1:9/mempalace' } } }));
     const env = { ...base, PI_CODING_AGENT_DIR: agent };
     const why = `pi's MCP runs the MemPalace server 'memory' of ${path.join(agent, 'mcp.json')}`;
     const doc = await cli(['doctor'], env);
     expect(line(doc.stdout, 'palace'), doc.stdout).toMatch(/^ok +palace +bridge off \(/);
     expect(line(doc.stdout, 'palace').endsWith(`  bridge off (${why})`), doc.stdout).toBe(true);
-    expect(line(doc.stdout, "pi's MCP"), doc.stdout).toMatch(/pi's MCP runs a MemPalace server 'memory' .*the bridge steps aside/);
+    expect(line(doc.stdout, "pi's MCP"), doc.stdout).toMatch(/pi's MCP runs a MemPalace server 'memory' .*the bridge steps aside \(an HTTP server that is not MEMPALACE_REMOTE_URL's/);
     const plan = await cli(['feed', '--dry-run'], env);
     expect(plan.stdout).toBe(`feeding is off (${why}): nothing would be sent\n`);
     const feed = await cli(['feed'], env);

@@ -27,7 +27,7 @@ function startHolder() {
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mempalace_diary_write', arguments: { agent_name: 'holder', entry: 'holding.the.palace' } } });
   const exited = new Promise((resolve) => p.on('exit', resolve));
-  return { wrote, stop: () => { p.stdin.end(); return exited; } };
+  return { pid: p.pid, wrote, stop: () => { p.stdin.end(); return exited; } };
 }
 
 beforeAll(async () => {
@@ -45,6 +45,10 @@ afterAll(async () => {
 describe('a second writer holding the palace', () => {
   it('makes writes fail with the server message, without a respawn, while reads work', async () => {
     await expect(native().callTool('mempalace_diary_write', { agent_name: 'pi', entry: 'blocked.write' }, null)).rejects.toThrow(/Peer MCP writer active/);
+    // One line for the model that names the holder (MemPalace's lock file records its PID).
+    const refused = await native().callTool('mempalace_diary_write', { agent_name: 'pi', entry: 'blocked.again' }, null).catch((e) => e.message);
+    expect(refused).toMatch(new RegExp(`another MemPalace writer holds the palace \\(PID ${holder.pid} \\(.*mempalace-mcp --palace .*\\)\\); writes fail until it stops, reads still work`));
+    expect(refused).not.toContain('\n');
     const read = await native().callTool('mempalace_diary_read', { agent_name: 'holder' }, null);
     expect(read.text).toContain('holding.the.palace');
     expect(native().stats()).toMatchObject({ mcpSpawns: 1, mcpRespawns: 0, palaceConnected: true });

@@ -1,8 +1,10 @@
 // End to end: pi 1.6.0's own MCP client beside the bridge (pi on Node 22, the REAL MemPalace 3.11.0).
 //   1  stdio: pi's user-level mcp.json runs MemPalace under the name "memory" (the name says nothing;
 //      the launch command does), exposure "direct" so its tools are declared to the model. The
-//      bridge steps aside (one stderr line): the first request offers each palace tool once, as
-//      mcp__memory__*, and one MemPalace process runs against the palace.
+//      bridge reads the palace through a read-only twin of that entry (one stderr line): the first
+//      request offers each palace tool once, as mcp__memory__*, and carries the wake-up; the model
+//      writes a diary entry through pi's own tool. A /proc watch (cmdline, /proc/locks) never sees
+//      two writing servers on the palace: pi's is the one without --read-only, the twin holds no lock.
 //   2  the same with pi's default exposure (codemode): only pi's `codemode` tool is declared;
 //   3  HTTP: pi's mcp.json and MEMPALACE_REMOTE_URL name the same `mempalace serve`. The bridge
 //      offers no tools (pi does) and keeps the wake-up: the first request carries it; no stdio
@@ -48,6 +50,40 @@ async function firstRequest(p, server) {
   return mock.requests[from].body;
 }
 
+/** The argv of process `pid` (empty once it is gone). */
+function argvOf(pid) {
+  try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean); } catch { return []; }
+}
+
+/** The PIDs holding a flock (MemPalace's palace lock is one), from /proc/locks. */
+function flockHolders() {
+  const pids = new Set();
+  for (const line of fs.readFileSync('/proc/locks', 'utf8').split('\n')) {
+    const f = line.trim().split(/\s+/); // "1: FLOCK ADVISORY WRITE <pid> <dev:inode> 0 EOF"
+    if (f[1] === 'FLOCK') pids.add(Number(f[4]));
+  }
+  return pids;
+}
+
+/** Samples /proc every 25 ms until stopped: the MemPalace servers on `palace`, the writers among them (no --read-only), and which hold a flock. */
+function watchWriters(palace) {
+  const seen = { samples: 0, servers: 0, writers: 0, readOnly: 0, holders: 0, readOnlyHolding: 0 };
+  const tick = () => {
+    const servers = processesWith('mempalace-mcp', palace).map((pid) => ({ pid, argv: argvOf(pid) })).filter((s) => s.argv.length);
+    const locked = flockHolders();
+    const writers = servers.filter((s) => !s.argv.includes('--read-only'));
+    const readOnly = servers.filter((s) => s.argv.includes('--read-only'));
+    seen.samples += 1;
+    seen.servers = Math.max(seen.servers, servers.length);
+    seen.writers = Math.max(seen.writers, writers.length);
+    seen.readOnly = Math.max(seen.readOnly, readOnly.length);
+    seen.holders = Math.max(seen.holders, servers.filter((s) => locked.has(s.pid)).length);
+    seen.readOnlyHolding = Math.max(seen.readOnlyHolding, readOnly.filter((s) => locked.has(s.pid)).length);
+  };
+  const timer = setInterval(tick, 25);
+  return { stop: () => { clearInterval(timer); tick(); return seen; } };
+}
+
 /** No tool offered twice, none by the bridge (bare `mempalace_*`), the palace's through pi as `mcp__<server>__*`. */
 function expectOnce(names, server) {
   expect(new Set(names).size).toBe(names.length);
@@ -68,19 +104,34 @@ afterAll(async () => {
 }, 30_000);
 
 describe.sequential('pi 1.6 runs MemPalace in its own MCP as well', () => {
-  it('stdio: the bridge steps aside; each tool once, one MemPalace process on the palace', async () => {
+  it("stdio: the bridge reads through a read-only twin; each tool once, the wake-up in the first request, never two writers on the palace", async () => {
     const { HOME: _h, PI_CODING_AGENT_DIR: _a, ...bridgeEnv } = stdioEnv(dir);
     const palace = bridgeEnv.MEMPALACE_PALACE;
+    const watch = watchWriters(palace);
     pi = await start('stdio', {
       memory: { command: 'bash', args: [path.join(toolsDir, 'start-stdio.sh')], env: { MEMPALACE_PALACE: palace, MEMPALACE_ROOT: mempalaceRoot }, exposure: 'direct' },
-    }, bridgeEnv);
+    }, { ...bridgeEnv, MEMPALACE_AGENT_NAME: 'coexist-agent' });
     const body = await firstRequest(pi, 'memory');
     expectOnce(toolsOf(body), 'memory');
-    expect(hasWakeup(body)).toBe(false);
-    expect(pi.stderr).toMatch(/mempalace: pi's MCP runs a MemPalace server 'memory' \(.*mcp\.json\); the bridge steps aside/);
-    expect(processesWith('mempalace-mcp', palace)).toHaveLength(1);
+    expect(toolsOf(body).filter((n) => !n.startsWith('mcp__memory__'))).toEqual([]); // not even pi's codemode: the bridge offers nothing to reach
+    expect(hasWakeup(body)).toBe(true);
+    expect(pi.stderr).toMatch(/mempalace: pi's MCP server 'memory' \(.*mcp\.json\) writes the palace; the bridge reads it through a read-only twin \(`bash \S+start-stdio\.sh --read-only`\)/);
+    expect(pi.stderr).not.toMatch(/steps aside|Peer MCP writer/);
+    // The model writes through pi's own tool: pi's server takes the palace; the twin never does.
+    const from = mock.requests.length;
+    mock.enqueue({ toolCalls: [{ id: 'c_diary', name: 'mcp__memory__mempalace_diary_write', arguments: { agent_name: 'coexist-agent', entry: 'SESSION:e2e|wrote.through.pi|★★' } }] }, { text: 'written' });
+    expect((await pi.prompt('write your diary', { ms: 60_000 })).text).toBe('written');
+    const result = JSON.stringify(mock.requests.slice(from).at(-1).body.messages.filter((m) => m.role === 'tool'));
+    expect(result).toContain('success');
+    expect(result).not.toMatch(/read-only|Peer MCP writer/);
+    const servers = processesWith('mempalace-mcp', palace);
+    expect(servers).toHaveLength(2);
+    expect(servers.map((pid) => argvOf(pid).includes('--read-only')).sort()).toEqual([false, true]);
     figures.stdio = measure(body);
     expect(await pi.close()).toMatchObject({ code: 0 });
+    const seen = watch.stop();
+    expect(seen.samples).toBeGreaterThan(10);
+    expect(seen).toMatchObject({ writers: 1, readOnly: 1, holders: 1, readOnlyHolding: 0 });
   });
 
   it("stdio with pi's default exposure (codemode): the first request declares only pi's codemode tool", async () => {
@@ -90,7 +141,9 @@ describe.sequential('pi 1.6 runs MemPalace in its own MCP as well', () => {
     }, bridgeEnv);
     const body = await firstRequest(pi, 'memory');
     expect(toolsOf(body)).toEqual(['codemode']);
-    expect(processesWith('mempalace-mcp', bridgeEnv.MEMPALACE_PALACE)).toHaveLength(1);
+    expect(hasWakeup(body)).toBe(true);
+    const servers = processesWith('mempalace-mcp', bridgeEnv.MEMPALACE_PALACE);
+    expect(servers.filter((pid) => !argvOf(pid).includes('--read-only'))).toHaveLength(1);
     figures.codemode = measure(body);
     expect(await pi.close()).toMatchObject({ code: 0 });
   });

@@ -6,6 +6,10 @@ use crate::palace::PalaceConfig;
 use crate::process_group::resolve_bin;
 use std::path::{Path, PathBuf};
 
+/// Why nothing is fed while pi's own MCP writes the palace.
+pub(crate) const PI_MCP_WRITES: &str =
+    "pi's own MCP writes the palace; this bridge only reads it through a read-only twin, which can't mine";
+
 /// [`plan`] for this process's environment (`feed --dry-run`).
 pub fn plan_from_env() -> String {
     plan(&crate::config::Config::from_env().palace)
@@ -22,6 +26,7 @@ pub fn plan(pal: &PalaceConfig) -> String {
         Some(SkipReason::NoSshTarget) => {
             return "remote palace without MEMPALACE_PI_SSH_TARGET: nothing would be sent".into()
         }
+        Some(SkipReason::PiMcpWrites) => return format!("feeding is off ({PI_MCP_WRITES}): nothing would be sent"),
         Some(_) => return "feeding is off (MEMPALACE_BRIDGE=0 or MEMPALACE_FEED=0): nothing would be sent".into(),
         None => {}
     }
@@ -120,6 +125,7 @@ pub fn describe(o: &FeedOutcome) -> (String, bool) {
         FeedOutcome::Skipped(SkipReason::PalaceDown) => {
             ("skipped: the palace can't be reached (see `dotty-pi-ext doctor`)".into(), false)
         }
+        FeedOutcome::Skipped(SkipReason::PiMcpWrites) => (format!("feeding is off ({PI_MCP_WRITES})"), true),
         FeedOutcome::Failed(why) => (format!("feed failed: {why}"), false),
     }
 }

@@ -159,8 +159,11 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
     let crate::config::Config { voice, palace: pal, mcp, warnings, readings, pi_mcp } =
         crate::config::Config::effective(get, host.cwd.as_deref());
     config::check(&readings, &warnings, &mut report);
-    if let Some(said) = pi_mcp {
-        report.push(Check::ok("pi's MCP", said.trim_start_matches("mempalace: ")));
+    // Which server does what: pi's role when the bridge works beside it, else why it stepped aside.
+    match (&pal.pi_mcp, pi_mcp) {
+        (Some(role), _) => report.push(Check::ok("pi's MCP", role.line())),
+        (None, Some(said)) => report.push(Check::ok("pi's MCP", said.trim_start_matches("mempalace: "))),
+        (None, None) => {}
     }
     let brain_path = voice.brain_db.clone();
     let (voice_enabled, explicit) = (voice.enabled, voice.brain_db_explicit);
@@ -179,38 +182,56 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
 mod tests {
     use super::*;
 
-    /// pi's own MCP runs MemPalace (its user-level mcp.json): pi's load makes the bridge step
-    /// aside, and `doctor` and `feed --dry-run` read the same effective configuration, so they
-    /// say the bridge is off because of that entry, by name, not because of `MEMPALACE_BRIDGE`.
+    /// pi's own MCP runs MemPalace (its user-level mcp.json). A stdio entry: the bridge reads
+    /// through a read-only twin and feeds nothing; another HTTP server: the bridge steps aside.
+    /// `doctor` and `feed --dry-run` read the same effective configuration as pi's load, so they
+    /// say which server does what, by the entry's name.
     #[tokio::test]
-    async fn doctor_and_the_feed_plan_agree_with_pi_when_its_mcp_makes_the_bridge_step_aside() {
+    async fn doctor_and_the_feed_plan_agree_with_pi_about_its_own_mcp() {
         let t = tempfile::tempdir().unwrap();
         let (agent, cwd) = (t.path().join("agent"), t.path().join("project"));
         std::fs::create_dir_all(&agent).unwrap();
         std::fs::create_dir_all(&cwd).unwrap();
-        let servers =
-            serde_json::json!({"mcpServers": {"memory": {"command": "mempalace-mcp", "args": ["--palace", "/p"]}}});
+        let servers = serde_json::json!({"mcpServers": {"memory": {"command": "/nonexistent/mempalace-mcp", "args": ["--palace", "/p"]}}});
         std::fs::write(agent.join("mcp.json"), servers.to_string()).unwrap();
         let agent_dir = agent.display().to_string();
         let get = |k: &str| match k {
             "PI_CODING_AGENT_DIR" => Some(agent_dir.clone()),
             "DOTTY_VOICE_TOOLS" => Some("0".to_string()),
+            "MEMPALACE_MCP_INIT_TIMEOUT_MS" => Some("2000".to_string()),
             _ => None,
         };
+        let cfg = crate::config::Config::effective(&get, Some(&cwd));
+        assert!(cfg.palace.enabled());
+        assert_eq!(cfg.mcp.target(), "/nonexistent/mempalace-mcp --palace /p --read-only");
+        assert!(
+            cfg.pi_mcp.as_deref().is_some_and(|l| l.contains("'memory'") && l.contains("read-only twin")),
+            "{:?}",
+            cfg.pi_mcp
+        );
+        assert_eq!(feed::plan(&cfg.palace), format!("feeding is off ({}): nothing would be sent", feed::PI_MCP_WRITES));
+        let host = Host { cwd: Some(cwd.clone()), ..Host::default() };
+        let report = run(&get, &host).await;
+        let detail =
+            |report: &Report, name: &str| report.checks.iter().find(|c| c.name == name).map(|c| c.detail.clone());
+        let role = detail(&report, "pi's MCP").unwrap();
+        assert!(role.starts_with(&format!("pi's own MCP (mcp.json entry \"memory\", {}) writes; this bridge reads through a read-only twin (wake-up, recall)", agent.join("mcp.json").display())), "{role}");
+        assert_eq!(detail(&report, "palace feed"), Some(format!("off ({})", feed::PI_MCP_WRITES)));
+        // Another HTTP server: the bridge steps aside, and says it for that entry.
+        let servers = serde_json::json!({"mcpServers": {"memory": {"url": "http://127.0.0.1:9/mempalace"}}});
+        std::fs::write(agent.join("mcp.json"), servers.to_string()).unwrap();
         let why = format!("pi's MCP runs the MemPalace server 'memory' of {}", agent.join("mcp.json").display());
         let cfg = crate::config::Config::effective(&get, Some(&cwd));
         assert!(!cfg.palace.enabled());
-        assert!(cfg.pi_mcp.as_deref().is_some_and(|l| l.contains("'memory'")), "{:?}", cfg.pi_mcp);
         assert_eq!(feed::plan(&cfg.palace), format!("feeding is off ({why}): nothing would be sent"));
-        let host = Host { cwd: Some(cwd.clone()), ..Host::default() };
         let report = run(&get, &host).await;
-        let detail = |name: &str| report.checks.iter().find(|c| c.name == name).map(|c| c.detail.clone());
-        assert_eq!(detail("palace"), Some(format!("bridge off ({why})")));
-        assert!(detail("pi's MCP").is_some_and(|d| d.contains("'memory'") && d.contains("steps aside")));
+        assert_eq!(detail(&report, "palace"), Some(format!("bridge off ({why})")));
+        assert!(detail(&report, "pi's MCP").is_some_and(|d| d.contains("'memory'") && d.contains("steps aside")));
         // Without pi's entry (or with it disabled) the bridge is on, as pi would run it.
         let servers = serde_json::json!({"mcpServers": {"memory": {"command": "mempalace-mcp", "enabled": false}}});
         std::fs::write(agent.join("mcp.json"), servers.to_string()).unwrap();
-        assert!(crate::config::Config::effective(&get, Some(&cwd)).palace.enabled());
+        let cfg = crate::config::Config::effective(&get, Some(&cwd));
+        assert!(cfg.palace.enabled() && cfg.palace.pi_mcp.is_none());
     }
 
     #[test]

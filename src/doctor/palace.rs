@@ -153,6 +153,9 @@ fn feed_check(pal: &PalaceConfig) -> Check {
                 "set MEMPALACE_PI_SSH_TARGET to the palace host (user@host) or MEMPALACE_FEED=0",
             )
         }
+        Some(SkipReason::PiMcpWrites) => {
+            return Check::ok("palace feed", format!("off ({})", crate::doctor::feed::PI_MCP_WRITES))
+        }
         Some(_) => return Check::ok("palace feed", "off (MEMPALACE_FEED=0)"),
         None => {}
     }

@@ -38,6 +38,9 @@ pub(super) fn spawn(cfg: &McpConfig) -> Result<Spawned, McpError> {
     }
     let mut cmd = Command::new(&cfg.bin);
     cmd.args(&cfg.args).envs(cfg.child_env.iter().map(|(k, v)| (k, v)));
+    if let Some(dir) = &cfg.cwd {
+        cmd.current_dir(dir);
+    }
     for k in SECRET_ENV {
         cmd.env_remove(k);
     }

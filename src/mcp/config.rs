@@ -21,6 +21,9 @@ pub struct McpConfig {
     /// bridge passes none). `MEMPALACE_REMOTE_TOKEN` and `DOTTY_ADMIN_TOKEN` are removed from the
     /// child's environment whatever this says.
     pub child_env: Vec<(String, String)>,
+    /// The stdio child's working directory (None: ours). Set for the read-only twin of pi's own
+    /// MemPalace server (`palace::pi_mcp`), from its `mcp.json` entry.
+    pub cwd: Option<std::path::PathBuf>,
     /// `MEMPALACE_REMOTE_URL`: when set, no child; MCP Streamable HTTP to this URL. It may carry
     /// `user:password@` (sent as basic auth), which [`Url`] never shows.
     pub remote_url: Option<Url>,
@@ -54,6 +57,7 @@ impl std::fmt::Debug for McpConfig {
             .field("bin_set", &self.bin_set)
             .field("args", &self.args)
             .field("child_env", &self.child_env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
             .field("remote_url", &self.remote_url)
             .field("remote_token", &self.remote_token)
             .field("timeout", &self.timeout)
@@ -127,6 +131,7 @@ impl McpConfig {
             search_path: r.process("PATH"),
             args: r.words("MEMPALACE_MCP_ARGS"),
             child_env: Vec::new(),
+            cwd: None,
             remote_url,
             remote_token: r.secret("MEMPALACE_REMOTE_TOKEN", true),
             timeout,
@@ -141,8 +146,8 @@ impl McpConfig {
     }
 
     /// Whether MemPalace's server is missing: the default command, not set by the user, not on
-    /// `PATH`, and no remote palace (pi's own MCP entries were looked at before: one that runs
-    /// MemPalace switches the bridge off, one that shares the HTTP palace sets the URL).
+    /// `PATH`, and no remote palace (pi's own MCP entries were looked at before: a stdio one sets
+    /// the read-only twin's command, `bin_set`, another switches the bridge off).
     pub fn not_installed(&self) -> bool {
         self.remote_url.is_none()
             && !self.bin_set

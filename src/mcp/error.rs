@@ -71,6 +71,21 @@ impl McpError {
         }
     }
 
+    /// Who holds the palace when MemPalace refused a write because another writer has its lease
+    /// (3.11: `-32001 Peer MCP writer active`, `data.reason` "… palace <p> is held by PID <n>
+    /// (<cmdline>); wait for it …"): the holder as MemPalace names it, and its PID when it gives
+    /// one. A refusal that names no holder (the lock could not be taken at all) is None.
+    pub fn writer_holder(&self) -> Option<(String, Option<u32>)> {
+        let McpError::Rpc { code: PEER_WRITER_CODE, data: Some(data), .. } = self else { return None };
+        let reason = data.get("reason")?.as_str()?;
+        let held = &reason[reason.find(" is held by ")? + " is held by ".len()..];
+        let holder = held.split("; wait for").next().unwrap_or(held).trim().trim_end_matches(';');
+        let pid = holder
+            .strip_prefix("PID ")
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next().and_then(|n| n.parse().ok()));
+        (!holder.is_empty()).then(|| (crate::text::first_chars(holder, 200).to_string(), pid))
+    }
+
     /// Errors that no respawn can fix: they are latched instead of retried.
     pub(crate) fn is_fatal(&self) -> bool {
         matches!(
@@ -84,10 +99,20 @@ impl McpError {
     }
 }
 
+/// MemPalace's JSON-RPC code for a write refused by the single-writer lease.
+pub(crate) const PEER_WRITER_CODE: i64 = -32001;
+
 impl fmt::Display for McpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            McpError::Rpc { code, message, .. } => write!(f, "{code} {message}"),
+            McpError::Rpc { code, message, .. } => match self.writer_holder() {
+                Some((holder, _)) => write!(
+                    f,
+                    "{code} {}: another MemPalace writer holds the palace ({holder}); writes fail until it stops, reads still work",
+                    message.split(';').next().unwrap_or(message)
+                ),
+                None => write!(f, "{code} {message}"),
+            },
             McpError::Timeout { ms, method } => write!(f, "MemPalace timed out after {ms} ms ({method}); the stalled server is restarted on the next call"),
             McpError::Cancelled => f.write_str("cancelled"),
             McpError::Crashed(d) => write!(f, "MemPalace crashed: {d}"),
@@ -139,6 +164,40 @@ impl fmt::Display for GaveUp<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// MemPalace 3.11's refusal of a second writer (`_guards.py`, `palace_lock.py`), as it sends it.
+    fn peer_writer(reason: &str) -> McpError {
+        McpError::Rpc {
+            code: -32001,
+            message: "Peer MCP writer active; this server is read-only for mutating tools".into(),
+            data: Some(
+                serde_json::json!({ "tool": "mempalace_diary_write", "palace": "/p", "reason": reason, "failure_kind": "peer_contention" }),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_write_refused_by_the_writer_lease_names_the_holder_in_one_line() {
+        let e = peer_writer("another mempalace writer already holds the palace lock for '/p': palace /p is held by PID 4242 (/v/bin/mempalace-mcp --palace /p); wait for it to finish or stop the holder before retrying");
+        assert_eq!(e.writer_holder(), Some(("PID 4242 (/v/bin/mempalace-mcp --palace /p)".to_string(), Some(4242))));
+        assert_eq!(
+            e.to_string(),
+            "-32001 Peer MCP writer active: another MemPalace writer holds the palace (PID 4242 (/v/bin/mempalace-mcp --palace /p)); writes fail until it stops, reads still work"
+        );
+        assert!(!e.to_string().contains('\n'));
+        let e = peer_writer("another mempalace writer already holds the palace lock for '/p': palace /p is held by another writer (identity not recorded); wait for it");
+        assert_eq!(e.writer_holder(), Some(("another writer (identity not recorded)".to_string(), None)));
+        // No holder named (the lock could not be taken at all), or another error: as the server said.
+        let e = peer_writer("could not acquire MCP peer-writer lock for '/p': OSError(); refusing");
+        assert_eq!(e.writer_holder(), None);
+        assert_eq!(e.to_string(), "-32001 Peer MCP writer active; this server is read-only for mutating tools");
+        let ro = McpError::Rpc {
+            code: -32003,
+            message: "Server is in read-only mode; this tool is disabled".into(),
+            data: None,
+        };
+        assert_eq!(ro.writer_holder(), None);
+    }
 
     #[test]
     fn display_is_actionable() {

@@ -160,9 +160,26 @@ struct CurrentClient {
     client: Mutex<Arc<McpClient>>,
     /// Why the last handshake failed (None: never failed, or a later one succeeded).
     failed: Mutex<Option<McpError>>,
+    /// The writers already said on stderr as holding the palace ([`CurrentClient::said_holder`]).
+    said_holders: Mutex<Vec<String>>,
 }
 
 impl CurrentClient {
+    /// A write refused because another writer holds the palace (`-32001`, MemPalace names the
+    /// holder): one stderr line per holder (its PID), whichever call met it (a tool, the feed).
+    /// The error's own text says the same for the model and the feed outcome. No respawn: a
+    /// JSON-RPC error is an answer from a live server.
+    fn said_holder(&self, e: &McpError) {
+        let Some((holder, pid)) = e.writer_holder() else { return };
+        let key = pid.map_or_else(|| holder.clone(), |p| p.to_string());
+        let mut said = lock(&self.said_holders);
+        if !said.contains(&key) {
+            said.push(key);
+            drop(said);
+            crate::diag!("mempalace: a write was refused: another MemPalace writer holds the palace ({holder}); the bridge's writes fail until it stops");
+        }
+    }
+
     fn client(&self) -> Arc<McpClient> {
         lock(&self.client).clone()
     }
@@ -215,6 +232,9 @@ impl PalaceCaller for ClientCaller {
             let r = self.0.client().call_tool(tool, args, Some(rx)).await;
             if let Some(t) = timer {
                 t.abort();
+            }
+            if let Err(e) = &r {
+                self.0.said_holder(e);
             }
             match r {
                 Ok(res) if res.is_error => Err(PalaceError::Tool(text_of(&res))),
@@ -269,8 +289,11 @@ impl Bridge {
             );
             None
         });
-        let current =
-            Arc::new(CurrentClient { client: Mutex::new(McpClient::new(mcp.clone())), failed: Mutex::new(None) });
+        let current = Arc::new(CurrentClient {
+            client: Mutex::new(McpClient::new(mcp.clone())),
+            failed: Mutex::new(None),
+            said_holders: Mutex::new(Vec::new()),
+        });
         let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(current.clone())));
         Bridge {
             cfg,
@@ -398,8 +421,12 @@ impl Bridge {
             })
             .collect();
         let unlisted = lock(&self.tools).is_empty();
-        // A palace that is not installed, or known down, will bring no tools to reach.
-        let awaiting = unlisted && !self.mcp_cfg.not_installed() && self.state() == PalaceState::Connecting;
+        // A palace that is not installed, or known down, will bring no tools to reach; nor will
+        // one whose tools pi is offered by nothing of the bridge's (pi's own MCP offers them).
+        let awaiting = unlisted
+            && self.cfg.tools.offers_any()
+            && !self.mcp_cfg.not_installed()
+            && self.state() == PalaceState::Connecting;
         Offer { in_force, tools, namespace: self.namespace(), awaiting }
     }
 
@@ -539,6 +566,9 @@ impl Bridge {
             format!("redaction: {}", crate::palace::feed::redaction_line(&self.cfg)),
             self.recall_counters.report(&self.cfg.recall),
         ]
+        .into_iter()
+        .chain(self.cfg.pi_mcp.as_ref().map(|r| format!("pi's MCP: {}", r.line())))
+        .collect::<Vec<_>>()
         .join("\n")
     }
 
@@ -577,8 +607,9 @@ impl Bridge {
         let stores = crate::palace::feed::redact::calls::stores(name, &lock(&self.tools));
         let redacted = crate::palace::feed::redact::calls::guard_call(&self.cfg, stores, &mut args);
         let mut result = self.client().call_tool(name, args, cancel).await;
-        if let Ok(r) = &mut result {
-            crate::palace::feed::redact::calls::tell_model(r, &redacted);
+        match &mut result {
+            Ok(r) => crate::palace::feed::redact::calls::tell_model(r, &redacted),
+            Err(e) => self.current.said_holder(e),
         }
         result
     }
@@ -676,11 +707,19 @@ impl Bridge {
     /// when that tool is not declared to the model.
     pub(crate) fn diary_prompt(&self, topic: &str) -> String {
         let topic = topic.trim();
-        let reach = exposure::reach_hint(&self.cfg.exposure, &self.exposure(), crate::palace::diary::DIARY_TOOL);
+        // pi's own MCP offers the palace's tools: the model knows them by pi's names, and reaches
+        // them the way pi describes its MCP servers (not through the bridge's exposure).
+        let role = self.cfg.pi_mcp.clone();
+        let named = move |t: &str| role.as_ref().map_or_else(|| t.to_string(), |r| r.tool(t));
+        let reach = match &self.cfg.pi_mcp {
+            Some(_) => None,
+            None => exposure::reach_hint(&self.cfg.exposure, &self.exposure(), crate::palace::diary::DIARY_TOOL),
+        };
         let prompt = crate::palace::diary::diary_prompt(
             &self.cfg.agent_name,
             (!topic.is_empty()).then_some(topic),
             reach.as_deref(),
+            &named,
         );
         self.sent_prompts.remember(&prompt);
         prompt

@@ -49,6 +49,9 @@ pub struct PalaceConfig {
     pub exposure: super::exposure::ExposureConfig,
     /// `MEMPALACE_RECALL*`: per-prompt recall (off by default).
     pub recall: super::recall::RecallConfig,
+    /// What pi's own MCP does beside the bridge, when it runs this palace too
+    /// ([`crate::config::Config::effective`]; None: nothing).
+    pub pi_mcp: Option<super::pi_mcp::PiRole>,
 }
 
 /// `MEMPALACE_EXPOSURE` (an unknown value is a warning and the default) and `MEMPALACE_DIRECT_TOOLS`.
@@ -162,6 +165,7 @@ impl PalaceConfig {
             tools,
             exposure,
             recall: super::recall::RecallConfig::read(r),
+            pi_mcp: None,
         };
         if let Some(why) = ssh_refused {
             r.warn(why);

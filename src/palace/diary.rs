@@ -7,14 +7,21 @@ pub(crate) const DIARY_TOOL: &str = "mempalace_diary_write";
 
 /// The user message text for `/mempalace-diary [topic]`. A blank topic counts as none. `reach`:
 /// how the model reaches the tool when it is not declared to it (pi 1.x's codemode/deferred).
-pub(crate) fn diary_prompt(agent_name: &str, topic: Option<&str>, reach: Option<&str>) -> String {
+/// `named`: the name the model knows a palace tool by (pi's own MCP's `mcp__<server>__<tool>` when
+/// pi offers the palace's tools, else the tool's own).
+pub(crate) fn diary_prompt(
+    agent_name: &str,
+    topic: Option<&str>,
+    reach: Option<&str>,
+    named: &dyn Fn(&str) -> String,
+) -> String {
     let topic = topic.map(str::trim).filter(|t| !t.is_empty());
     let args = match topic {
         Some(t) => format!("`agent_name`: {}, `topic`: {}, `entry`: <your entry>", json_str(agent_name), json_str(t)),
         None => format!("`agent_name`: {}, `entry`: <your entry>", json_str(agent_name)),
     };
     let mut text = format!(
-        "Write your MemPalace diary entry for this session now: call the `mempalace_diary_write` tool \
+        "Write your MemPalace diary entry for this session now: call the `{}` tool \
          once with {args}.{}\n\n\
          Write the entry in AAAK form, the compressed shorthand the palace uses for memories: one \
          dense line of `|`-separated fields, dotted terms instead of sentences, `+` to join related \
@@ -23,12 +30,16 @@ pub(crate) fn diary_prompt(agent_name: &str, topic: Option<&str>, reach: Option<
          `SESSION:2026-04-04|built.palace.graph+diary.tools|ALC.req:agent.diaries.in.aaak|★★★`.\n\n\
          Summarise the session: what was worked on, what was decided and why, what is still open, \
          and anything your future self should know first.",
+        named(DIARY_TOOL),
         reach.map(|r| format!(" ({r}.)")).unwrap_or_default()
     );
     if let Some(t) = topic {
         text.push_str(&format!(" Focus the entry on: {t}."));
     }
-    text.push_str(" (If you are unsure of the AAAK conventions, `mempalace_get_aaak_spec` describes them.)");
+    text.push_str(&format!(
+        " (If you are unsure of the AAAK conventions, `{}` describes them.)",
+        named("mempalace_get_aaak_spec")
+    ));
     text
 }
 
@@ -40,9 +51,21 @@ fn json_str(s: &str) -> String {
 mod tests {
     use super::*;
 
+    fn own(t: &str) -> String {
+        t.to_string()
+    }
+
+    #[test]
+    fn names_pi_s_own_tools_when_pi_offers_them() {
+        let p = diary_prompt("pi", None, None, &|t: &str| format!("mcp__memory__{t}"));
+        assert!(p.contains("call the `mcp__memory__mempalace_diary_write` tool once"), "{p}");
+        assert!(p.contains("`mcp__memory__mempalace_get_aaak_spec` describes them"), "{p}");
+        assert!(!p.contains("`mempalace_diary_write`"), "{p}");
+    }
+
     #[test]
     fn names_the_tool_agent_and_aaak() {
-        let p = diary_prompt("pi", None, None);
+        let p = diary_prompt("pi", None, None, &own);
         assert!(p.contains("`mempalace_diary_write`"));
         assert!(p.contains("`agent_name`: \"pi\""));
         assert!(p.contains("AAAK"));
@@ -52,6 +75,7 @@ mod tests {
             "pi",
             None,
             Some("`mempalace_diary_write` is not declared to you: call it from a `codemode` script"),
+            &own,
         );
         assert!(
             p.contains(
@@ -63,9 +87,9 @@ mod tests {
 
     #[test]
     fn topic_is_passed_and_blank_topic_ignored() {
-        let p = diary_prompt("pi-laptop", Some("  voice \"tools\" "), None);
+        let p = diary_prompt("pi-laptop", Some("  voice \"tools\" "), None, &own);
         assert!(p.contains("`agent_name`: \"pi-laptop\", `topic`: \"voice \\\"tools\\\"\""), "{p}");
         assert!(p.contains("Focus the entry on: voice \"tools\"."));
-        assert_eq!(diary_prompt("pi", Some("   "), None), diary_prompt("pi", None, None));
+        assert_eq!(diary_prompt("pi", Some("   "), None, &own), diary_prompt("pi", None, None, &own));
     }
 }

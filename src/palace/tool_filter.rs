@@ -44,6 +44,11 @@ impl ToolFilter {
         ToolFilter::PiMcpOffers
     }
 
+    /// Whether any tool may be offered (not `none`, not pi's own MCP offering them).
+    pub(crate) fn offers_any(&self) -> bool {
+        matches!(self, ToolFilter::All | ToolFilter::Listed(_))
+    }
+
     /// True when every tool is offered (the default).
     pub(crate) fn is_all(&self) -> bool {
         *self == ToolFilter::All

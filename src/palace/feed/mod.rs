@@ -49,6 +49,9 @@ pub enum SkipReason {
     Locked,
     /// The palace can't be had (never connected, or given up on): nothing is staged or run.
     PalaceDown,
+    /// pi's own MCP writes the palace and the bridge only reads it through a read-only twin
+    /// (`palace::pi_mcp`): a read-only server can't mine.
+    PiMcpWrites,
 }
 
 impl SkipReason {
@@ -58,6 +61,8 @@ impl SkipReason {
     pub(crate) fn of_config(cfg: &PalaceConfig) -> Option<SkipReason> {
         if is_off(cfg) {
             Some(SkipReason::Disabled)
+        } else if reads_only(cfg) {
+            Some(SkipReason::PiMcpWrites)
         } else if lacks_ssh_target(cfg) {
             Some(SkipReason::NoSshTarget)
         } else {
@@ -69,6 +74,11 @@ impl SkipReason {
 /// Feeding is off: `MEMPALACE_BRIDGE=0` or `MEMPALACE_FEED=0`.
 fn is_off(cfg: &PalaceConfig) -> bool {
     !cfg.enabled() || !cfg.feed
+}
+
+/// The bridge reads the palace through a read-only twin of pi's own server: nothing to mine with.
+fn reads_only(cfg: &PalaceConfig) -> bool {
+    matches!(cfg.pi_mcp, Some(crate::palace::pi_mcp::PiRole::Writes { .. }))
 }
 
 /// A remote palace the transcripts can't be sent to: no `MEMPALACE_PI_SSH_TARGET`.
@@ -162,6 +172,9 @@ impl Feeder {
         let cfg = &self.inner.cfg;
         if is_off(cfg) {
             return FeedOutcome::Skipped(SkipReason::Disabled);
+        }
+        if reads_only(cfg) {
+            return FeedOutcome::Skipped(SkipReason::PiMcpWrites);
         }
         // A palace that can't be had would fail the mine anyway: no staging copies (SD-card
         // wear), no exporter, no rsync, and no line per trigger: the one line that said the
