@@ -225,7 +225,10 @@ impl Inner {
     async fn round_trip(&self, msg: &Value, id: Option<u64>) -> Result<Option<Value>, Failure> {
         let resp = self.post(msg).send().await.map_err(|e| {
             let why = self.scrub(crate::diag::root_cause(&e));
-            let err = McpError::Crashed(format!("cannot reach {}: {why}", self.shown));
+            let where_why = format!("cannot reach {}: {why}", self.shown);
+            // A certificate nobody vouches for stays one: no respawn or later try can fix it.
+            let err =
+                if is_certificate_error(&e) { McpError::Certificate(where_why) } else { McpError::Crashed(where_why) };
             if e.is_connect() {
                 Failure::not_sent(err)
             } else {
@@ -343,6 +346,70 @@ impl Inner {
             req = req.header(AUTHORIZATION, a.clone());
         }
         let _ = tokio::time::timeout(limit, req.send()).await;
+    }
+}
+
+/// Whether `e`'s chain holds a failed verification of the server's certificate (rustls). The
+/// rustls error sits inside an `io::Error`, whose `source()` skips it: looked for with `get_ref`.
+fn is_certificate_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    fn bad_certificate(e: &rustls::Error) -> bool {
+        matches!(
+            e,
+            rustls::Error::InvalidCertificate(_)
+                | rustls::Error::NoCertificatesPresented
+                | rustls::Error::InvalidCertRevocationList(_)
+        )
+    }
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err.downcast_ref::<rustls::Error>().is_some_and(bad_certificate) {
+            return true;
+        }
+        let inner = err.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref);
+        if inner.and_then(|i| i.downcast_ref::<rustls::Error>()).is_some_and(bad_certificate) {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// How long the health check of a palace that went down may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The cheap check before a try of a palace that went down: `GET <origin>/healthz`, without the
+/// token or the URL's credentials, at most [`PROBE_TIMEOUT`], no redirect followed (the client's
+/// rule). `Ok` when a handshake is worth it: a 2xx, or a server that has no such endpoint (404,
+/// 405, 501: it answers, and the handshake decides). `Err` with why not: no answer, another status
+/// (a 5xx from a proxy whose palace is gone), or a certificate that fails verification (fatal).
+pub(crate) async fn probe(cfg: &McpConfig, client: reqwest::Client) -> Result<(), McpError> {
+    let Some(mut url) = cfg.remote_url.as_ref().and_then(Url::parse) else {
+        return Err(McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()));
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_path("/healthz");
+    url.set_query(None);
+    url.set_fragment(None);
+    let shown = crate::env::shown(&url);
+    match client.get(url).timeout(PROBE_TIMEOUT).send().await {
+        Ok(resp) => {
+            let status = resp.status();
+            let answers = status.is_success()
+                || matches!(
+                    status,
+                    StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_IMPLEMENTED
+                );
+            if answers {
+                Ok(())
+            } else {
+                Err(McpError::Crashed(format!("{shown} answered HTTP {}", status.as_u16())))
+            }
+        }
+        Err(e) => {
+            let why = format!("cannot reach {shown}: {}", crate::diag::root_cause(&e));
+            Err(if is_certificate_error(&e) { McpError::Certificate(why) } else { McpError::Crashed(why) })
+        }
     }
 }
 
