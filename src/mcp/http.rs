@@ -350,26 +350,24 @@ impl Inner {
 }
 
 /// Whether `e`'s chain holds a failed verification of the server's certificate (rustls). The
-/// rustls error sits inside an `io::Error`, whose `source()` skips it: looked for with `get_ref`.
+/// rustls error sits inside an `io::Error` (itself maybe inside another), whose `source()` skips
+/// what it holds: an `io::Error`'s next link is taken with `get_ref`.
 fn is_certificate_error(e: &(dyn std::error::Error + 'static)) -> bool {
-    fn bad_certificate(e: &rustls::Error) -> bool {
-        matches!(
-            e,
-            rustls::Error::InvalidCertificate(_)
-                | rustls::Error::NoCertificatesPresented
-                | rustls::Error::InvalidCertRevocationList(_)
-        )
-    }
     let mut cur = Some(e);
-    while let Some(err) = cur {
-        if err.downcast_ref::<rustls::Error>().is_some_and(bad_certificate) {
-            return true;
+    for _ in 0..32 {
+        let Some(err) = cur else { break };
+        if let Some(r) = err.downcast_ref::<rustls::Error>() {
+            return matches!(
+                r,
+                rustls::Error::InvalidCertificate(_)
+                    | rustls::Error::NoCertificatesPresented
+                    | rustls::Error::InvalidCertRevocationList(_)
+            );
         }
-        let inner = err.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref);
-        if inner.and_then(|i| i.downcast_ref::<rustls::Error>()).is_some_and(bad_certificate) {
-            return true;
-        }
-        cur = err.source();
+        cur = match err.downcast_ref::<std::io::Error>() {
+            Some(io) => io.get_ref().map(|i| i as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
     }
     false
 }
@@ -451,6 +449,18 @@ mod tests {
         let u = reqwest::Url::parse("http://alice:p%40ss@h:1/mcp").unwrap();
         assert_eq!(crate::env::shown(&u), "http://h:1/mcp");
         assert_eq!(percent_decode("p%40ss%2"), "p@ss%2");
+    }
+
+    #[test]
+    fn a_certificate_verification_failure_is_found_however_deep_it_is_wrapped() {
+        use std::io::{Error, ErrorKind};
+        let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let nested = Error::new(ErrorKind::Other, Error::new(ErrorKind::InvalidData, bad()));
+        assert!(is_certificate_error(&nested));
+        assert!(is_certificate_error(&bad()));
+        assert!(!is_certificate_error(&Error::new(ErrorKind::ConnectionRefused, "refused")));
+        let other = Error::new(ErrorKind::InvalidData, rustls::Error::DecryptError);
+        assert!(!is_certificate_error(&other), "a TLS failure that is not the certificate's may pass");
     }
 
     #[test]
