@@ -455,7 +455,7 @@ mod tests {
     fn a_certificate_verification_failure_is_found_however_deep_it_is_wrapped() {
         use std::io::{Error, ErrorKind};
         let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
-        let nested = Error::new(ErrorKind::Other, Error::new(ErrorKind::InvalidData, bad()));
+        let nested = Error::other(Error::new(ErrorKind::InvalidData, bad()));
         assert!(is_certificate_error(&nested));
         assert!(is_certificate_error(&bad()));
         assert!(!is_certificate_error(&Error::new(ErrorKind::ConnectionRefused, "refused")));
