@@ -187,6 +187,13 @@ export interface NativeStats {
   mcpSpawns: number
   mcpRespawns: number
   mcpChildPid?: number
+  /** The MCP client is latched down (respawns used up, or an error no try can fix). */
+  palaceDown: boolean
+  /**
+   * Down with a try scheduled: milliseconds until it (0: due or under way); null when up or
+   * down for good.
+   */
+  palaceNextTryMs?: number
   stderrLinesDropped: number
 }
 

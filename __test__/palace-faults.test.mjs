@@ -61,7 +61,7 @@ describe('bridge startup and faults', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('gives up on a server that always dies after MAX_RESPAWNS, then fails at once', async () => {
+  it('gives up on a server that always dies after MAX_RESPAWNS, then fails at once (MEMPALACE_MCP_RETRY_MS=0: for good)', async () => {
     const dir = tempDir('dotty-palace-dies-');
     const r = await runNode(
       `const tools = await native.palaceTools();
@@ -69,7 +69,7 @@ describe('bridge startup and faults', () => {
        let err; try { await native.callTool('echo', {}, null); } catch (e) { err = e.message; }
        const quickMs = performance.now() - t0;
        return { tools: tools.length, err, quickMs, stats: native.stats() };`,
-      { MEMPALACE_BRIDGE: '1', MEMPALACE_MCP_BIN: 'python3', MEMPALACE_MCP_ARGS: `${fixture} --die-on-start`, MEMPALACE_MCP_MAX_RESPAWNS: '2', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '20', PI_CODING_AGENT_DIR: path.join(dir, 'agent'), HOME: dir, DOTTY_VOICE_TOOLS: '0' },
+      { MEMPALACE_BRIDGE: '1', MEMPALACE_MCP_BIN: 'python3', MEMPALACE_MCP_ARGS: `${fixture} --die-on-start`, MEMPALACE_MCP_MAX_RESPAWNS: '2', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '20', MEMPALACE_MCP_RETRY_MS: '0', PI_CODING_AGENT_DIR: path.join(dir, 'agent'), HOME: dir, DOTTY_VOICE_TOOLS: '0' },
     );
     expect(r.error).toBeUndefined();
     expect(r.result.tools).toBe(0);

@@ -1,6 +1,8 @@
 // What the bridge promises beyond a single fault (docs/mempalace-bridge.md, docs/configuration.md),
 // each case a pi-like process of its own against the fault fixture: a server that keeps crashing
-// and answering keeps coming back; MEMPALACE_EXT_DEBUG decides whether the server's stderr reaches
+// and answering keeps coming back; a shared palace (the REAL `mempalace serve`) restarted by its
+// owner is picked up again without /mempalace reconnect (MEMPALACE_MCP_RETRY_MS), and a wrong
+// token or an untrusted certificate is never tried again; MEMPALACE_EXT_DEBUG decides whether the server's stderr reaches
 // pi's; a remote palace over https with a CA of its own, trusted through SSL_CERT_FILE; the warning
 // for a token over plain http:// to another host.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +11,7 @@ import path from 'node:path';
 import { tempDir } from './helpers/brain.mjs';
 import { fixture, makeCerts, nonLoopbackAddress, startFixtureHttp, startFront } from './helpers/mcp-fixture.mjs';
 import { runNode } from './helpers/run-node.mjs';
+import { httpCommand, startHttp } from './helpers/palace.mjs';
 
 const cleanup = [];
 afterAll(() => Promise.all(cleanup.map((f) => f())));
@@ -63,6 +66,102 @@ describe('the respawn budget', () => {
   });
 });
 
+describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
+  it('picks up the real `mempalace serve` over HTTP again after its owner killed it and started it on the same port: no reconnect', async () => {
+    const dir = tempDir('dotty-palace-restart-');
+    const token = 'restart-token-' + 'r'.repeat(16);
+    const srv = startHttp(dir, token);
+    const pidFile = path.join(dir, 'restarted.pid');
+    cleanup.push(async () => {
+      for (const pid of [srv.pid, Number(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8'))]) {
+        try { if (pid) process.kill(pid, 'SIGKILL'); } catch {}
+      }
+    });
+    // The same port (the OS chose it for the first start), the same palace, the same token.
+    const restart = httpCommand(dir, token, new URL(srv.url).port);
+    const status = `(await native.palaceCommand('status')).split('\\n')[0]`;
+    const r = await runNode(
+      `const { execFileSync } = require('node:child_process');
+       const tools = await native.palaceTools();
+       const before = (await native.callTool('mempalace_diary_write', { agent_name: 'back', entry: 'before.restart|ok' }, null)).text;
+       process.kill(${srv.pid}, 'SIGKILL');
+       // Calls during the outage fail; the respawn budget is spent and the bridge is down.
+       const outage = [];
+       for (let i = 0; i < 10 && !/MemPalace is down/.test(outage.at(-1) ?? ''); i++) {
+         try { await native.callTool('mempalace_status', {}, null); outage.push('answered'); } catch (e) { outage.push(e.message); }
+       }
+       const down = { stats: native.stats(), footer: native.palaceStatus(), status: ${status} };
+       const t0 = performance.now();
+       let quick; try { await native.callTool('mempalace_status', {}, null); } catch (e) { quick = e.message; }
+       const quickMs = performance.now() - t0;
+       const out = execFileSync(${JSON.stringify(restart.file)}, ${JSON.stringify(restart.args)}, { env: ${JSON.stringify(restart.env)}, encoding: 'utf8', timeout: 60000 });
+       require('fs').writeFileSync(${JSON.stringify(pidFile)}, out.match(/PID=(\\d+)/)[1]);
+       // The server answers again; the next try is due in palaceNextTryMs: the first call after
+       // that makes it (or waits for the background one under way).
+       await new Promise((resolve) => setTimeout(resolve, native.stats().palaceNextTryMs ?? 0));
+       const read = (await native.callTool('mempalace_diary_read', { agent_name: 'back' }, null)).text;
+       const write = (await native.callTool('mempalace_diary_write', { agent_name: 'back', entry: 'after.restart|ok' }, null)).text;
+       return { tools: tools.length, before, outage, down, quick, quickMs, read, write, stats: native.stats(), footer: native.palaceStatus(), status: ${status} };`,
+      { ...base(dir), MEMPALACE_REMOTE_URL: srv.url, MEMPALACE_REMOTE_TOKEN: token, MEMPALACE_MCP_RETRY_MS: '300', MEMPALACE_MCP_MAX_RESPAWNS: '1', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10' },
+      { timeoutMs: 120_000 },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.result.tools).toBe(47);
+    expect(r.result.before).toContain('"success": true');
+    expect(r.result.outage.at(-1)).toMatch(/^MemPalace is down: gave up after 1 respawns \(last error: .*cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp.*\); next try (in \d+ s|now), or `\/mempalace reconnect` now$/);
+    expect(r.result.down.stats).toMatchObject({ palaceConnected: false, palaceDown: true });
+    expect(r.result.down.stats.palaceNextTryMs).toBeLessThanOrEqual(300);
+    expect(r.result.down.footer).toMatch(/^MemPalace: down, next try (in 1 s|now)$/);
+    expect(r.result.down.status).toMatch(/^MemPalace is down: gave up after 1 respawns .*; next try (in 1 s|now), or `\/mempalace reconnect` now$/);
+    expect(r.result.quick).toMatch(/MemPalace is down/);
+    expect(r.result.quickMs).toBeLessThan(200);
+    // Back, with no reconnect: the palace tools work (the entry written before the restart is read back).
+    expect(r.result.read).toContain('before.restart');
+    expect(r.result.write).toContain('"success": true');
+    expect(r.result.stats).toMatchObject({ palaceConnected: true, palaceDown: false });
+    expect(r.result.stats).not.toHaveProperty('palaceNextTryMs'); // no try scheduled: up
+    expect(r.result.footer).toBe('MemPalace: ready · 47 tools');
+    expect(r.result.status).toBe('MemPalace: ready · 47 tools');
+    // One line for the give-up, saying when it tries again; none per failed try.
+    const lines = r.stderr.split('\n').filter((l) => /mempalace/i.test(l));
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/MemPalace is down: gave up after 1 respawns .*; next try in 1 s, or `\/mempalace reconnect` now \(until then palace tools fail and transcripts are not fed\)/);
+    expect(r.stderr).not.toContain(token);
+  });
+
+  it('stays down after a wrong token: one stderr line, and the server sees nothing after its first refusal', async () => {
+    const dir = tempDir('dotty-palace-wrong-token-');
+    const log = path.join(dir, 'requests.jsonl');
+    const srv = await startFixtureHttp(['--token', 'the-right-token', '--log', log]);
+    cleanup.push(() => srv.proc.kill());
+    const r = await runNode(
+      `const tools = await native.palaceTools();
+       const errs = [];
+       for (let i = 0; i < 3; i++) { try { await native.callTool('store', { text: 'x' }, null); } catch (e) { errs.push(e.message); } }
+       // Past a few retry periods (300 ms, 600 ms): nothing is to happen, so there is no event to await.
+       await new Promise((resolve) => setTimeout(resolve, 1500));
+       try { await native.callTool('store', { text: 'y' }, null); } catch (e) { errs.push(e.message); }
+       return { tools: tools.length, errs, stats: native.stats(), footer: native.palaceStatus(), status: (await native.palaceCommand('status')).split('\\n')[0] };`,
+      { ...base(dir), MEMPALACE_REMOTE_URL: `http://127.0.0.1:${srv.port}/mcp`, MEMPALACE_REMOTE_TOKEN: 'a-wrong-token', MEMPALACE_MCP_RETRY_MS: '300', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10' },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.result.tools).toBe(0);
+    expect(r.result.errs).toHaveLength(4);
+    for (const e of r.result.errs) expect(e).toMatch(/unauthorized \(HTTP 401\)/);
+    expect(r.result.stats).toMatchObject({ palaceDown: true, mcpSpawns: 1 });
+    expect(r.result.stats).not.toHaveProperty('palaceNextTryMs'); // down for good: no try scheduled
+    expect(r.result.footer).toBe('MemPalace: down (/mempalace)');
+    expect(r.result.status).toMatch(/^MemPalace is down: unauthorized \(HTTP 401\)/);
+    expect(r.result.status).not.toMatch(/next try/);
+    const seen = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(seen).toHaveLength(1); // the initialize that was refused: no retry, no health check
+    expect(seen[0].method).toBe('initialize');
+    const lines = r.stderr.split('\n').filter((l) => l.trim());
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/unauthorized \(HTTP 401\)/);
+  });
+});
+
 describe('MEMPALACE_EXT_DEBUG', () => {
   // The fixture writes "fixture stderr noise" lines to its stderr at start, before it answers.
   const run = (dir, extra) => runNode(
@@ -108,6 +207,13 @@ describe('a remote palace over https with a CA of its own', () => {
     expect(untrusted.result.tools).toEqual([]);
     expect(untrusted.result.err).toMatch(/cannot reach https:\/\/127\.0\.0\.1:\d+\/mcp: invalid peer certificate: UnknownIssuer/);
     for (const text of [untrusted.result.err, untrusted.stderr, trusted.stderr]) expect(text).not.toContain(token);
+
+    // A certificate that fails verification is never tried again: no respawn, no later try.
+    const fatal = await runNode(`${writeAndRead.replace(/return \{/, 'return { stats: native.stats(),')}`, { ...env, MEMPALACE_MCP_MAX_RESPAWNS: '2', MEMPALACE_MCP_RETRY_MS: '300' });
+    expect(fatal.error).toBeUndefined();
+    expect(fatal.result.err).toMatch(/TLS certificate is not trusted: cannot reach https:\/\/127\.0\.0\.1:\d+\/mcp: invalid peer certificate: UnknownIssuer/);
+    expect(fatal.result.stats).toMatchObject({ mcpSpawns: 1, mcpRespawns: 0, palaceDown: true });
+    expect(fatal.result.stats).not.toHaveProperty('palaceNextTryMs');
   });
 });
 

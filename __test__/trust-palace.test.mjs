@@ -226,7 +226,7 @@ describe('a palace that is down (rule 8)', () => {
        const stagedAfter = fs.existsSync(${JSON.stringify(staged)});
        await native.sessionShutdown('quit');
        return { cached, feedBefore, feedDirWhileDown, err, failMs, notes, echo, stagedAfter, downStatus, shown };`,
-      { ...p.env, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED_DEBOUNCE_MS: '0' },
+      { ...p.env, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED_DEBOUNCE_MS: '0', MEMPALACE_MCP_RETRY_MS: '0' },
     );
     expect(r.error).toBeUndefined();
     expect(r.result.cached).toEqual(FIXTURE_TOOLS);

@@ -114,6 +114,7 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_MCP_INIT_TIMEOUT_MS", Number(300_000), Kind::Millis, "initialize + tools/list; 0 = none"),
     var("MEMPALACE_MCP_MAX_RESPAWNS", Number(2), Kind::Number, "respawns before the bridge stays down; 0 = fail fast"),
     var("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", Number(1000), Kind::Millis, "first backoff, doubled per attempt (capped at 30 s)"),
+    var("MEMPALACE_MCP_RETRY_MS", Number(30_000), Kind::Millis, "once down, the wait before the next try, doubled per failed try (capped at 300 s); 0 = stay down"),
     var("MEMPALACE_MCP_MAX_MESSAGE_BYTES", Number(4 * 1024 * 1024), Kind::Number, "longest MCP message taken from the server"),
     var("MEMPALACE_EXT_DEBUG", Described("unset"), Kind::Flag, "1 forwards the server's stderr to pi's stderr"),
     var("MEMPALACE_AGENT_NAME", Text("pi"), Kind::Text, "agent name of the wake-up's diary read and /mempalace-diary"),

@@ -90,6 +90,7 @@ impl From<McpError> for Error {
             | McpError::NotInstalled { .. }
             | McpError::Unauthorized
             | McpError::Forbidden
+            | McpError::Certificate(_)
             | McpError::Redirect { .. }
             | McpError::Config(_)
             | McpError::Closed => Kind::PalaceDown,
@@ -107,7 +108,7 @@ mod tests {
         let e = Error::from(McpError::Rpc { code: -32601, message: "Unknown tool: x".into(), data: None });
         assert_eq!((e.code(), e.message.as_str()), ("SERVER_ERROR", "-32601 Unknown tool: x"));
         assert_eq!(Error::from(McpError::Timeout { ms: 5, method: "tools/call".into() }).code(), "TIMEOUT");
-        assert_eq!(Error::from(McpError::Down { respawns: 1, last: None }).code(), "PALACE_DOWN");
+        assert_eq!(Error::from(McpError::Down { respawns: 1, last: None, retry_in: None }).code(), "PALACE_DOWN");
         assert_eq!(Error::from(McpError::Closed).code(), "PALACE_DOWN");
         assert_eq!(Error::from(McpError::Cancelled).code(), "CANCELLED");
     }

@@ -136,6 +136,11 @@ pub struct NativeStats {
     pub mcp_spawns: u32,
     pub mcp_respawns: u32,
     pub mcp_child_pid: Option<u32>,
+    /// The MCP client is latched down (respawns used up, or an error no try can fix).
+    pub palace_down: bool,
+    /// Down with a try scheduled: milliseconds until it (0: due or under way); null when up or
+    /// down for good.
+    pub palace_next_try_ms: Option<u32>,
     pub stderr_lines_dropped: u32,
 }
 
@@ -427,6 +432,8 @@ impl From<Stats> for NativeStats {
             mcp_spawns: mcp.map_or(0, |m| m.spawns as u32),
             mcp_respawns: mcp.map_or(0, |m| m.respawns as u32),
             mcp_child_pid: mcp.and_then(|m| m.child_pid),
+            palace_down: mcp.is_some_and(|m| m.down),
+            palace_next_try_ms: mcp.and_then(|m| m.next_try).map(|d| d.as_millis().min(u32::MAX as u128) as u32),
             stderr_lines_dropped: n(s.stderr_lines_dropped),
         }
     }

@@ -230,7 +230,8 @@ async fn stdio_sigkill_mid_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_budget_server_that_always_dies() {
-    let c = McpClient::new(stdio_cfg(&["--die-on-start"]));
+    // The permanent latch (MEMPALACE_MCP_RETRY_MS=0): no try after the give-up.
+    let c = McpClient::new(McpConfig { retry: None, ..stdio_cfg(&["--die-on-start"]) });
     let t = Instant::now();
     let e = c.connect().await.unwrap_err();
     timing("fixture stdio always-dying server → down (2 respawns, 50+100 ms backoff)", t.elapsed());
@@ -389,6 +390,68 @@ async fn http_401_403_are_latched_and_never_show_the_token() {
     let c = McpClient::new(http_cfg(&f.url, Some("x")));
     assert_eq!(c.connect().await.unwrap_err(), McpError::Forbidden);
     assert_eq!(c.stats().spawns, 1);
+}
+
+/// A shared palace whose owner stops it and starts it again on the same port: the client gives
+/// up, says when it tries again, fails calls at once until then, and is back on its own (the
+/// background try, no call needed; the health check first, without the token) with its budget
+/// reset. While the server stays away each try waits twice as long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_a_palace_that_went_away_is_tried_again_and_picked_up_on_its_own() {
+    let f = http_fixture(&["--token", "tok-SECRET-2"]).await;
+    let port = f.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").to_string();
+    let retry = Duration::from_millis(300);
+    let cfg = McpConfig { max_respawns: 1, retry: Some(retry), ..http_cfg(&f.url, Some("tok-SECRET-2")) };
+    let c = McpClient::new(cfg);
+    c.connect().await.unwrap();
+    let HttpFixture { _child: mut child, log, .. } = f;
+    child.kill().await.unwrap();
+
+    let e = c.call_tool("echo", json!({}), None).await.unwrap_err();
+    let e = match e {
+        McpError::Down { .. } => e,
+        _ => c.call_tool("echo", json!({}), None).await.unwrap_err(),
+    };
+    assert!(matches!(e, McpError::Down { retry_in: Some(_), .. }), "{e}");
+    assert!(e.to_string().contains("; next try in 1 s, or `/mempalace reconnect` now"), "{e}");
+    let s = c.stats();
+    assert!(s.down && s.next_try.is_some_and(|d| d <= retry), "{s:?}");
+    let t = Instant::now();
+    assert!(matches!(c.call_tool("echo", json!({}), None).await, Err(McpError::Down { .. })));
+    assert!(t.elapsed() < Duration::from_millis(20), "fails at once before the next try");
+
+    // Nobody there: the background tries fail and the wait doubles (300 ms, 600 ms, …).
+    eventually("a doubled wait", Duration::from_secs(5), || c.stats().next_try.is_some_and(|d| d > retry)).await;
+    assert!(c.stats().down);
+
+    let back = http_fixture(&["--token", "tok-SECRET-2", "--port", &port]).await;
+    eventually("back without a call", Duration::from_secs(10), || c.stats().connected).await;
+    let s = c.stats();
+    assert_eq!((s.down, s.next_try, s.handshakes), (false, None, 2), "{s:?}");
+    assert_eq!(text(&c.call_tool("echo", json!({"k": 2}), None).await.unwrap()), r#"{"k": 2}"#);
+    let seen = read_log(back.log.path());
+    let probes: Vec<&Value> = seen.iter().filter(|m| m.get("get").is_some()).collect();
+    assert!(!probes.is_empty() && probes.iter().all(|m| m["get"] == "/healthz" && m["auth"].is_null()), "{seen:?}");
+    assert!(seen.iter().any(|m| m["method"] == "initialize"), "{seen:?}");
+    drop(log);
+    c.shutdown().await;
+}
+
+/// The same client with MEMPALACE_MCP_RETRY_MS=0 stays down: no try, no health check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_retry_off_is_the_permanent_latch() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let cfg = McpConfig { max_respawns: 0, retry: None, ..http_cfg(&url, None) };
+    let c = McpClient::new(cfg);
+    let e = c.connect().await.unwrap_err();
+    assert!(matches!(e, McpError::Down { retry_in: None, .. }), "{e}");
+    assert!(e.to_string().ends_with("`/mempalace reconnect` or a restart of pi tries again"), "{e}");
+    let back = http_fixture(&["--port", &port.to_string()]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await; // nothing to wait for: nothing may happen
+    assert!(matches!(c.call_tool("echo", json!({}), None).await, Err(McpError::Down { .. })));
+    assert_eq!((c.stats().next_try, c.stats().spawns), (None, 1));
+    assert!(read_log(back.log.path()).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

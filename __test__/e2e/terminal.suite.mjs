@@ -79,7 +79,7 @@ export function terminalSuite(target) {
     it('MemPalace down (a configured server that dies): `MemPalace: down (/mempalace)`, the give-up said once, also after a reconnect', async () => {
       const dies = path.join(dir, 'dies.sh');
       fs.writeFileSync(dies, '#!/bin/sh\necho "the palace is locked by another writer" >&2\nexit 3\n', { mode: 0o755 });
-      const home = start({ MEMPALACE_MCP_BIN: dies, MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '50' });
+      const home = start({ MEMPALACE_MCP_BIN: dies, MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '50', MEMPALACE_MCP_RETRY_MS: '0' });
       const notice = 'Warning: MemPalace is down: gave up after 2 respawns';
       const screen = await pi.waitForScreen((s) => footerOf(s).footer === 'MemPalace: down (/mempalace)' && s.includes(notice) && s.includes(BRAIN_NOTICE), { what: 'the down state, its notice and the brain.db notice' });
       expectClean(screen, 'MemPalace: down (/mempalace)', home);

@@ -30,14 +30,24 @@ export function stdioEnv(dir) {
   };
 }
 
-/** Starts `mempalace serve` over HTTP with a bearer token; returns {url, pid, stop()}. */
-export function startHttp(dir, token) {
+/**
+ * The command that starts `mempalace serve` over HTTP with a bearer token on the palace of `dir`:
+ * {file, args, env} for execFileSync (a test's child process may run it too). `port`: the one to
+ * listen on (a restart where it was); else the script asks the OS for a free one.
+ */
+export function httpCommand(dir, token, port) {
   requireMempalace();
-  const out = execFileSync('bash', [path.join(toolsDir, 'start-http.sh')], {
+  return {
+    file: 'bash',
+    args: [path.join(toolsDir, 'start-http.sh'), ...(port ? [String(port)] : [])],
     env: { ...process.env, MEMPALACE_ROOT: mempalaceRoot, MEMPALACE_PALACE: path.join(dir, 'http-root', 'palace'), MEMPALACE_MCP_HTTP_TOKEN: token },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  };
+}
+
+/** Starts `mempalace serve` over HTTP with a bearer token (on `port`, if given); returns {url, pid, stop()}. */
+export function startHttp(dir, token, port) {
+  const cmd = httpCommand(dir, token, port);
+  const out = execFileSync(cmd.file, cmd.args, { env: cmd.env, encoding: 'utf8', timeout: 60_000 });
   const url = out.match(/URL=(\S+)/)[1];
   const pid = Number(out.match(/PID=(\d+)/)[1]);
   return { url, pid, stop: () => { try { process.kill(pid, 'SIGTERM'); } catch {} } };

@@ -38,7 +38,10 @@ pub(super) const FOOTER_MAX: usize = 40;
 /// The footer's short form of `state`; `/mempalace` has the rest.
 fn footer_text(state: &PalaceState) -> String {
     let text = match state {
-        PalaceState::Down(_) => "MemPalace: down (/mempalace)".to_string(),
+        PalaceState::Down(why) => match why.next_try() {
+            Some(d) => format!("MemPalace: down, next try {}", crate::mcp::error::next_try_text(d)),
+            None => "MemPalace: down (/mempalace)".to_string(),
+        },
         PalaceState::NotInstalled { .. } => "MemPalace: not installed".to_string(),
         other => other.to_string(),
     };
@@ -169,6 +172,13 @@ mod tests {
                 "`{}`: No such file or directory (os error 2)",
                 "x".repeat(200)
             )))),
+            retry_in: None,
+        };
+        let retrying = |ms| match long.clone() {
+            McpError::Down { respawns, last, .. } => {
+                McpError::Down { respawns, last, retry_in: Some(std::time::Duration::from_millis(ms)) }
+            }
+            other => other,
         };
         let states = [
             (PalaceState::Connecting, "MemPalace: connecting…"),
@@ -176,7 +186,10 @@ mod tests {
             (PalaceState::Ready { offered: 3, known: 47 }, "MemPalace: ready · 3 of 47 tools"),
             (PalaceState::Ready { offered: 511, known: 512 }, "MemPalace: ready · 511 of 512 tools"),
             (PalaceState::Down(Unavailable::Handshake(long.clone())), "MemPalace: down (/mempalace)"),
-            (PalaceState::Down(Unavailable::GaveUp), "MemPalace: down (/mempalace)"),
+            (PalaceState::Down(Unavailable::Down(McpError::Unauthorized)), "MemPalace: down (/mempalace)"),
+            (PalaceState::Down(Unavailable::Down(retrying(24_500))), "MemPalace: down, next try in 25 s"),
+            (PalaceState::Down(Unavailable::Down(retrying(299_999))), "MemPalace: down, next try in 300 s"),
+            (PalaceState::Down(Unavailable::Down(retrying(0))), "MemPalace: down, next try now"),
             (PalaceState::NotInstalled { bin: "mempalace-mcp".into() }, "MemPalace: not installed"),
             (PalaceState::Stopped, "MemPalace: stopped"),
         ];
@@ -185,12 +198,14 @@ mod tests {
             assert!(footer.chars().count() <= FOOTER_MAX, "{footer}");
         }
         // The long form (the status's first line) keeps the whole reason.
-        let down = PalaceState::Down(Unavailable::Handshake(long)).to_string();
+        let down = PalaceState::Down(Unavailable::Handshake(long.clone())).to_string();
         assert!(
             down.starts_with("MemPalace is down: gave up after 2 respawns (last error: cannot start MemPalace: `xxx"),
             "{down}"
         );
         assert!(down.ends_with("`/mempalace reconnect` or a restart of pi tries again"), "{down}");
+        let down = PalaceState::Down(Unavailable::Down(retrying(25_000))).to_string();
+        assert!(down.ends_with("; next try in 25 s, or `/mempalace reconnect` now"), "{down}");
     }
 
     /// Nothing on PATH, nothing configured: not installed at once, no start and no respawn; the
@@ -220,23 +235,33 @@ mod tests {
     }
 
     /// The same missing command is not "not installed" when the user named it, or when the palace
-    /// is remote: a configured server that fails is down (after its respawns), as before.
+    /// is remote: a configured server that fails is down (after its respawns), as before, and
+    /// says when it tries again (with `MEMPALACE_MCP_RETRY_MS=0` it doesn't).
     #[tokio::test]
     async fn a_configured_command_that_is_missing_is_down_not_uninstalled() {
-        let dir = tempfile::tempdir().unwrap();
-        let ext = bridge_with(
-            dir.path(),
-            &[
-                ("PATH", "/nonexistent"),
-                ("MEMPALACE_MCP_BIN", "mempalace-mcp"),
-                ("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", "1"),
-            ],
-        );
-        let bridge = ext.bridge.clone().unwrap();
-        let e = bridge.connect().await.unwrap_err();
-        assert!(matches!(e, crate::mcp::McpError::Down { respawns: 2, .. }), "{e}");
-        assert_eq!(ext.palace_status().as_deref(), Some("MemPalace: down (/mempalace)"));
-        assert!(ext.palace_command("status").await.starts_with("MemPalace is down: gave up after 2 respawns"));
+        for (retry, footer, reason_end) in [
+            ("30000", "MemPalace: down, next try in 30 s", "; next try in 30 s, or `/mempalace reconnect` now"),
+            ("0", "MemPalace: down (/mempalace)", "; `/mempalace reconnect` or a restart of pi tries again"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let ext = bridge_with(
+                dir.path(),
+                &[
+                    ("PATH", "/nonexistent"),
+                    ("MEMPALACE_MCP_BIN", "mempalace-mcp"),
+                    ("MEMPALACE_MCP_RESPAWN_BACKOFF_MS", "1"),
+                    ("MEMPALACE_MCP_RETRY_MS", retry),
+                ],
+            );
+            let bridge = ext.bridge.clone().unwrap();
+            let e = bridge.connect().await.unwrap_err();
+            assert!(matches!(e, crate::mcp::McpError::Down { respawns: 2, .. }), "{e}");
+            assert_eq!(ext.palace_status().as_deref(), Some(footer));
+            let status = ext.palace_command("status").await;
+            let first = status.lines().next().unwrap();
+            assert!(first.starts_with("MemPalace is down: gave up after 2 respawns"), "{status}");
+            assert!(first.ends_with(reason_end), "{status}");
+        }
     }
 
     #[tokio::test]

@@ -6,8 +6,12 @@
 //! - the next call starts a new connection after a capped, doubling backoff, and a call whose
 //!   request surely never reached the server is retried once on it;
 //! - `max_respawns` respawns at most; the budget resets on any successful JSON-RPC response; when
-//!   it is used up the client is latched down and every call fails at once;
-//! - 401/403 and configuration errors are latched at once: no respawn can fix them.
+//!   it is used up the client is latched down and every call fails at once, until the next try
+//!   (`MEMPALACE_MCP_RETRY_MS` after the give-up, doubled per failed try up to 300 s): the first
+//!   call after that time makes one try (a remote palace's health check first), and a background
+//!   task makes it at that time when no call does; a try that works resets the budget;
+//! - 401/403, certificate and configuration errors are latched at once and never tried again: no
+//!   respawn can fix them.
 
 use super::config::McpConfig;
 use super::error::McpError;
@@ -18,8 +22,10 @@ use super::transport::Conn;
 use crate::sync::lock;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
 
 /// What the lines that say the palace can't be had are about: pi's interactive UI shows one of them
 /// until a handshake succeeds again (their wording varies with the last error).
@@ -49,8 +55,13 @@ pub struct McpStats {
     pub child_pid: Option<u32>,
     /// A handshake has completed on the current connection and it is alive.
     pub connected: bool,
-    /// Latched down (budget used up, or a 401/403/configuration error).
+    /// Latched down (budget used up, or a 401/403/certificate/configuration error).
     pub down: bool,
+    /// Latched down with a try scheduled: how long until it (zero: due, or under way). `None`
+    /// when up, or down for good (a fatal error, `MEMPALACE_MCP_RETRY_MS=0`).
+    pub next_try: Option<Duration>,
+    /// Handshakes that succeeded (a new one: the server may have come back with other tools).
+    pub handshakes: u64,
 }
 
 /// An MCP client for MemPalace with timeouts, stall-kill and bounded self-heal. `Send + Sync`;
@@ -58,6 +69,9 @@ pub struct McpStats {
 /// stops the child, but without waiting.
 pub struct McpClient {
     cfg: McpConfig,
+    /// This client, for the background task that tries again after a give-up (it must not keep
+    /// the client alive: dropping it stops everything).
+    me: Weak<McpClient>,
     /// std `Mutex`: short sections only, never held across an `.await`.
     state: Mutex<State>,
     /// tokio `Mutex`: held across a whole handshake so concurrent callers wait for it, not race it.
@@ -69,6 +83,16 @@ pub struct McpClient {
     respawns: AtomicU64,
     calls: AtomicU64,
     timeouts: AtomicU64,
+    handshakes: AtomicU64,
+}
+
+/// The next try of a client latched down by a used-up budget.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    /// When it is due.
+    at: Instant,
+    /// Tries that failed since the give-up (the wait doubles with each).
+    failed: u32,
 }
 
 #[derive(Default)]
@@ -82,6 +106,10 @@ struct State {
     /// A connection was attempted before: the next attempt is a respawn.
     attempted: bool,
     latched: Option<McpError>,
+    /// With `latched` a give-up ([`McpError::Down`]) and retrying on: the next try.
+    retry: Option<Retry>,
+    /// Give-ups so far: a background task of tries belongs to one.
+    give_ups: u64,
     /// `serverInfo` of the last `initialize` answer (for `doctor` and the palace's namespace).
     server_info: Option<Value>,
     /// `instructions` of the last `initialize` answer.
@@ -91,8 +119,9 @@ struct State {
 impl McpClient {
     /// A client for `cfg`. No I/O: nothing starts until [`connect`](Self::connect) or a call.
     pub fn new(cfg: McpConfig) -> Arc<McpClient> {
-        Arc::new(McpClient {
+        Arc::new_cyclic(|me| McpClient {
             cfg,
+            me: me.clone(),
             state: Mutex::new(State::default()),
             connecting: tokio::sync::Mutex::new(()),
             closed: watch::channel(false).0,
@@ -102,6 +131,7 @@ impl McpClient {
             respawns: AtomicU64::new(0),
             calls: AtomicU64::new(0),
             timeouts: AtomicU64::new(0),
+            handshakes: AtomicU64::new(0),
         })
     }
 
@@ -113,6 +143,11 @@ impl McpClient {
     /// `instructions` from the last `initialize` answer, if any.
     pub(crate) fn instructions(&self) -> Option<String> {
         self.st().instructions.clone()
+    }
+
+    /// The tools of the last handshake (empty before one).
+    pub(crate) fn tools(&self) -> Vec<ToolInfo> {
+        self.st().tools.clone()
     }
 
     /// The configuration this client runs with.
@@ -220,29 +255,106 @@ impl McpClient {
             child_pid: st.conn.as_ref().filter(|c| !c.is_dead()).and_then(|c| c.pid()),
             connected: st.ready && st.conn.as_ref().is_some_and(|c| !c.is_dead()),
             down: st.latched.is_some(),
+            next_try: st.latched.as_ref().and(st.retry).map(|r| r.at.saturating_duration_since(Instant::now())),
+            handshakes: self.handshakes.load(Ordering::Relaxed),
         }
+    }
+
+    /// Why the client is latched down, if it is (a give-up says when it tries again, as of now).
+    pub(crate) fn down_error(&self) -> Option<McpError> {
+        let st = self.st();
+        st.latched.as_ref().map(|e| latched_now(e, st.retry))
     }
 
     fn on_success(&self) {
         self.st().respawns_used = 0;
     }
 
+    /// Latches the client down with `e` (once: a client already down stays down as it is). A
+    /// give-up with retrying on schedules the next try, in a background task too.
     fn latch(&self, e: McpError) {
         let mut st = self.st();
-        if st.latched.is_none() {
-            // Said once: what broke, and what that means for the tools and the feeding.
-            let why = match &e {
-                McpError::NotInstalled { .. } => format!(
-                    "{e}: pi works without palace tools and transcripts are not fed; `/mempalace status` says how to install it or switch the bridge off"
-                ),
-                McpError::Down { .. } => format!("{e} (until then palace tools fail and transcripts are not fed)"),
-                other => format!(
-                    "MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again (until then palace tools fail and transcripts are not fed)"
-                ),
-            };
-            crate::diag::say_about(DOWN_SUBJECT, why);
-            st.latched = Some(e);
+        if st.latched.is_some() {
+            return;
         }
+        let (e, retry) = match e {
+            McpError::Down { respawns, last, .. } => match self.cfg.retry_delay(0) {
+                Some(d) => (McpError::Down { respawns, last, retry_in: Some(d) }, Some(d)),
+                None => (McpError::Down { respawns, last, retry_in: None }, None),
+            },
+            other => (other, None),
+        };
+        crate::diag::say_about(DOWN_SUBJECT, down_line(&e));
+        st.latched = Some(e);
+        st.retry = retry.map(|d| Retry { at: Instant::now() + d, failed: 0 });
+        if retry.is_some() {
+            st.give_ups += 1;
+            let give_up = st.give_ups;
+            drop(st);
+            self.spawn_tries(give_up);
+        }
+    }
+
+    /// A try after a give-up met an error no try can fix: down for good, said once more (what
+    /// broke is news).
+    fn latch_for_good(&self, e: McpError) {
+        let mut st = self.st();
+        crate::diag::say_about(DOWN_SUBJECT, down_line(&e));
+        st.latched = Some(e);
+        st.retry = None;
+    }
+
+    /// A try after a give-up failed: the next one waits twice as long (up to the cap). Nothing is
+    /// said (the give-up's line said it), but in debug mode. Returns the error for the caller.
+    fn try_failed(&self, e: McpError) -> McpError {
+        let mut st = self.st();
+        let failed = st.retry.map_or(0, |r| r.failed) + 1;
+        let Some(d) = self.cfg.retry_delay(failed) else {
+            st.retry = None;
+            return st.latched.clone().unwrap_or(e);
+        };
+        st.retry = Some(Retry { at: Instant::now() + d, failed });
+        if let Some(McpError::Down { last, .. }) = st.latched.as_mut() {
+            *last = Some(Box::new(e.clone()));
+        }
+        if self.cfg.debug {
+            crate::diag!("MemPalace is still down ({e}); next try {}", super::error::next_try_text(d));
+        }
+        st.latched.as_ref().map_or(e, |l| latched_now(l, st.retry))
+    }
+
+    /// The background tries of give-up number `give_up`: each when it is due, through
+    /// [`McpClient::ready`] (so one at a time with the calls'), until one works, an error no try
+    /// can fix, another give-up's task takes over, or the client is shut down or dropped.
+    fn spawn_tries(&self, give_up: u64) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        let me = self.me.clone();
+        let mut closed = self.closed.subscribe();
+        rt.spawn(async move {
+            loop {
+                let at = match me.upgrade().and_then(|c| c.next_try_of(give_up)) {
+                    Some(at) => at,
+                    None => return,
+                };
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at) => {}
+                    _ = closed.wait_for(|c| *c) => return,
+                }
+                let Some(client) = me.upgrade() else { return };
+                // Its outcome is the client's state: connected again, or the next try scheduled.
+                let _ = client.ready().await;
+            }
+        });
+    }
+
+    /// When give-up `give_up`'s next try is due; `None` when there is none (up again, down for
+    /// good, a later give-up, closed).
+    fn next_try_of(&self, give_up: u64) -> Option<Instant> {
+        let st = self.st();
+        if self.is_closed() || st.give_ups != give_up || st.latched.is_none() {
+            return None;
+        }
+        st.retry.map(|r| r.at)
     }
 
     /// A live, handshaken connection: the current one, or a new one.
@@ -253,9 +365,12 @@ impl McpClient {
                 return Err(McpError::Closed);
             }
             if let Some(e) = &st.latched {
-                return Err(e.clone());
-            }
-            if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
+                match st.retry {
+                    // Due: this call makes the next try, or waits for the one under way.
+                    Some(r) if r.at <= Instant::now() => {}
+                    retry => return Err(latched_now(e, retry)),
+                }
+            } else if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
                 return Ok(c.clone());
             }
         }
@@ -288,6 +403,12 @@ impl McpClient {
             let (old, backoff) = match self.next_attempt(attempts, last.as_ref())? {
                 Next::Connected(c) => return Ok(c),
                 Next::Attempt { old, backoff } => (old, backoff),
+                Next::Retry { old } => {
+                    if let Some(old) = old {
+                        old.terminate(self.cfg.kill_grace).await;
+                    }
+                    return self.retry_once().await;
+                }
             };
             // The palace is single-writer: the old child must be gone before the next one opens it.
             if let Some(old) = old {
@@ -318,7 +439,14 @@ impl McpClient {
             return Err(McpError::Closed);
         }
         if let Some(e) = &st.latched {
-            return Err(e.clone());
+            return match st.retry {
+                Some(r) if attempts == 0 && r.at <= Instant::now() => {
+                    st.ready = false;
+                    Ok(Next::Retry { old: st.conn.take() })
+                }
+                // Another caller's try failed while we waited: its next one is later.
+                retry => Err(latched_now(e, retry)),
+            };
         }
         if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
             return Ok(Next::Connected(c.clone())); // another caller connected while we waited
@@ -328,10 +456,11 @@ impl McpClient {
         let mut backoff = None;
         if st.attempted {
             if st.respawns_used >= max {
-                let e = McpError::Down { respawns: st.respawns_used, last: last.cloned().map(Box::new) };
+                let e =
+                    McpError::Down { respawns: st.respawns_used, last: last.cloned().map(Box::new), retry_in: None };
                 drop(st);
                 self.latch(e.clone());
-                return Err(e);
+                return Err(self.down_error().unwrap_or(e)); // with the next try, if there is one
             }
             if attempts > max {
                 // The budget keeps being reset by a server that answers and then dies:
@@ -344,6 +473,25 @@ impl McpClient {
         }
         st.attempted = true;
         Ok(Next::Attempt { old, backoff })
+    }
+
+    /// The one try of a give-up that is due (with `connecting` held): a remote palace's health
+    /// check, then an attempt. Up again: the budget is reset and the latch cleared (in
+    /// [`McpClient::attempt`]). An error no try can fix latches the client down for good; any other
+    /// schedules the next try.
+    async fn retry_once(&self) -> Result<Arc<Conn>, McpError> {
+        let outcome = match super::transport::Conn::probe(&self.cfg, &self.http).await {
+            Ok(()) => self.attempt().await,
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(conn) => Ok(conn),
+            Err(e) if e.is_fatal() => {
+                self.latch_for_good(e.clone());
+                Err(e)
+            }
+            Err(e) => Err(self.try_failed(e)),
+        }
     }
 
     /// One attempt: starts the child or opens the session, then the handshake (bounded by the init
@@ -389,6 +537,13 @@ impl McpClient {
                 st.instructions = done.instructions;
                 st.ready = true;
                 st.respawns_used = 0;
+                if st.retry.take().is_some() {
+                    st.latched = None; // a try after a give-up worked: up again
+                    if self.cfg.debug {
+                        crate::diag!("MemPalace is back: {}", self.cfg.target());
+                    }
+                }
+                self.handshakes.fetch_add(1, Ordering::Relaxed);
                 Ok(conn)
             }
             Err(e) => {
@@ -424,6 +579,34 @@ enum Next {
     Connected(Arc<Conn>),
     /// Stop `old` (if any), wait `backoff` (a respawn), then attempt.
     Attempt { old: Option<Arc<Conn>>, backoff: Option<std::time::Duration> },
+    /// Down after a give-up and the next try is due: stop `old` (if any), then make it.
+    Retry { old: Option<Arc<Conn>> },
+}
+
+/// A latched error as a call gets it now: a give-up says when its next try is.
+fn latched_now(e: &McpError, retry: Option<Retry>) -> McpError {
+    match (e, retry) {
+        (McpError::Down { respawns, last, .. }, Some(r)) => McpError::Down {
+            respawns: *respawns,
+            last: last.clone(),
+            retry_in: Some(r.at.saturating_duration_since(Instant::now())),
+        },
+        (e, _) => e.clone(),
+    }
+}
+
+/// The one line said when the client goes down: what broke, what that means for the tools and
+/// the feeding, and what brings it back.
+fn down_line(e: &McpError) -> String {
+    match e {
+        McpError::NotInstalled { .. } => format!(
+            "{e}: pi works without palace tools and transcripts are not fed; `/mempalace status` says how to install it or switch the bridge off"
+        ),
+        McpError::Down { .. } => format!("{e} (until then palace tools fail and transcripts are not fed)"),
+        other => format!(
+            "MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again (until then palace tools fail and transcripts are not fed)"
+        ),
+    }
 }
 
 impl Drop for McpClient {

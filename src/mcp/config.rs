@@ -40,6 +40,12 @@ pub struct McpConfig {
     pub respawn_backoff: Duration,
     /// Upper bound of the doubled backoff (30 s).
     pub backoff_cap: Duration,
+    /// `MEMPALACE_MCP_RETRY_MS` (default 30000; 0 → `None` = the old permanent latch): once the
+    /// respawn budget is used up, the wait before the client tries again on its own; doubled per
+    /// failed try, up to `retry_cap`.
+    pub retry: Option<Duration>,
+    /// Upper bound of the doubled retry wait (300 s; a larger `retry` is used as it is).
+    pub retry_cap: Duration,
     /// SIGTERM → SIGKILL grace when a child is stopped (2 s).
     pub kill_grace: Duration,
     /// `MEMPALACE_EXT_DEBUG=1`: the server's stderr lines go to our stderr (prefixed); else drained.
@@ -64,6 +70,7 @@ impl std::fmt::Debug for McpConfig {
             .field("init_timeout", &self.init_timeout)
             .field("max_respawns", &self.max_respawns)
             .field("respawn_backoff", &self.respawn_backoff)
+            .field("retry", &self.retry)
             .field("debug", &self.debug)
             .field("max_message_bytes", &self.max_message_bytes)
             .finish_non_exhaustive()
@@ -113,6 +120,7 @@ impl McpConfig {
         let init_timeout = ms_or_none(r.whole_millis("MEMPALACE_MCP_INIT_TIMEOUT_MS"));
         let max_respawns = r.number::<u64>("MEMPALACE_MCP_MAX_RESPAWNS", |_| true, "a whole number ≥ 0");
         let respawn_backoff = Duration::from_millis(r.whole_millis("MEMPALACE_MCP_RESPAWN_BACKOFF_MS"));
+        let retry = ms_or_none(r.whole_millis("MEMPALACE_MCP_RETRY_MS"));
         let max_message_bytes = r.number::<u64>(
             "MEMPALACE_MCP_MAX_MESSAGE_BYTES",
             |v| (MIN_MAX_MESSAGE_BYTES..=u32::MAX as u64).contains(v),
@@ -139,6 +147,8 @@ impl McpConfig {
             max_respawns: max_respawns.min(u32::MAX as u64) as u32,
             respawn_backoff,
             backoff_cap: Duration::from_secs(30),
+            retry,
+            retry_cap: Duration::from_secs(300),
             kill_grace: Duration::from_secs(2),
             debug: r.flag("MEMPALACE_EXT_DEBUG"),
             max_message_bytes,
@@ -164,6 +174,15 @@ impl McpConfig {
     pub fn backoff(&self, n: u32) -> Duration {
         let factor = 1u32.checked_shl(n.min(31)).unwrap_or(u32::MAX);
         self.respawn_backoff.saturating_mul(factor).min(self.backoff_cap)
+    }
+
+    /// The wait before the next try of a client that gave up, after `failed` tries since it gave
+    /// up: `retry · 2ⁿ`, capped at `retry_cap` (never below `retry`); `None` when retrying is off
+    /// (`MEMPALACE_MCP_RETRY_MS=0`).
+    pub fn retry_delay(&self, failed: u32) -> Option<Duration> {
+        let first = self.retry?;
+        let factor = 1u32.checked_shl(failed.min(31)).unwrap_or(u32::MAX);
+        Some(first.saturating_mul(factor).min(self.retry_cap.max(first)))
     }
 
     /// A short, token-free description of the server ("`mempalace-mcp --palace /p`" or the URL
@@ -201,6 +220,7 @@ mod tests {
         assert_eq!(c.init_timeout, Some(Duration::from_millis(300_000)));
         assert_eq!(c.max_respawns, 2);
         assert_eq!(c.respawn_backoff, Duration::from_millis(1000));
+        assert_eq!(c.retry, Some(Duration::from_millis(30_000)));
         assert!(!c.debug);
         assert_eq!(c.max_message_bytes, 4 * 1024 * 1024);
     }
@@ -290,6 +310,28 @@ mod tests {
         let b: Vec<u64> = (0..8).map(|n| c.backoff(n).as_millis() as u64).collect();
         assert_eq!(b, [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
         assert_eq!(c.backoff(200), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn retries_after_a_give_up_double_from_30_s_up_to_300_s_and_0_means_never() {
+        let c = McpConfig::default();
+        let secs: Vec<u64> = (0..8).map(|n| c.retry_delay(n).unwrap().as_secs()).collect();
+        assert_eq!(secs, [30, 60, 120, 240, 300, 300, 300, 300]);
+        assert_eq!(c.retry_delay(u32::MAX), Some(Duration::from_secs(300)));
+        let (never, w) = cfg(&[("MEMPALACE_MCP_RETRY_MS", "0")]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((never.retry, never.retry_delay(0), never.retry_delay(5)), (None, None, None));
+        let (short, _) = cfg(&[("MEMPALACE_MCP_RETRY_MS", "300")]);
+        let ms: Vec<u128> = (0..4).map(|n| short.retry_delay(n).unwrap().as_millis()).collect();
+        assert_eq!(ms, [300, 600, 1200, 2400]);
+        // A first wait above the cap is taken as it is, and not doubled.
+        let (long, _) = cfg(&[("MEMPALACE_MCP_RETRY_MS", "600000")]);
+        assert_eq!(
+            (long.retry_delay(0), long.retry_delay(3)),
+            (Some(Duration::from_secs(600)), Some(Duration::from_secs(600)))
+        );
+        let (bad, w) = cfg(&[("MEMPALACE_MCP_RETRY_MS", "soon")]);
+        assert_eq!((bad.retry, w.len()), (Some(Duration::from_secs(30)), 1));
     }
 
     #[test]

@@ -15,14 +15,19 @@ pub enum McpError {
     Cancelled,
     /// The server exited, closed its pipe, or (HTTP) refused the connection or answered 5xx.
     Crashed(String),
-    /// The respawn budget is used up: calls fail at once until the process restarts. `last`: the
-    /// last attempt's error (None: no attempt of this call failed, the server had stopped).
-    Down { respawns: u32, last: Option<Box<McpError>> },
+    /// The respawn budget is used up: calls fail at once until the next try (`retry_in` from the
+    /// moment this error was made; `None`: no try is scheduled, `MEMPALACE_MCP_RETRY_MS=0`), a
+    /// `/mempalace reconnect` or a restart of pi. `last`: the last attempt's error (None: no
+    /// attempt of this call failed, the server had stopped).
+    Down { respawns: u32, last: Option<Box<McpError>>, retry_in: Option<std::time::Duration> },
     /// The server could not be started at all (command missing, not executable...).
     Spawn(String),
     /// MemPalace's server is not installed: the default command (`bin`, `mempalace-mcp`) is not on
     /// `PATH`, and nothing configured names another server. No respawn can help: latched at once.
     NotInstalled { bin: String },
+    /// The server's TLS certificate failed verification (an unknown issuer, a wrong name, expired):
+    /// not retried, no later try can make it trusted. The text says what and where.
+    Certificate(String),
     /// HTTP 401: not retried.
     Unauthorized,
     /// HTTP 403: not retried.
@@ -48,6 +53,7 @@ impl McpError {
     pub(crate) fn map_text(self, f: impl Fn(String) -> String) -> McpError {
         match self {
             McpError::Crashed(t) => McpError::Crashed(f(t)),
+            McpError::Certificate(t) => McpError::Certificate(f(t)),
             McpError::Protocol(t) => McpError::Protocol(f(t)),
             e => e,
         }
@@ -66,7 +72,9 @@ impl McpError {
     /// [`McpError::Down`] without its "MemPalace is down: ", any other error as it is.
     pub fn without_down_subject(&self) -> String {
         match self {
-            McpError::Down { respawns, last } => GaveUp { respawns: *respawns, last: last.as_deref() }.to_string(),
+            McpError::Down { respawns, last, retry_in } => {
+                GaveUp { respawns: *respawns, last: last.as_deref(), retry_in: *retry_in }.to_string()
+            }
             e => e.to_string(),
         }
     }
@@ -86,12 +94,14 @@ impl McpError {
         (!holder.is_empty()).then(|| (crate::text::first_chars(holder, 200).to_string(), pid))
     }
 
-    /// Errors that no respawn can fix: they are latched instead of retried.
+    /// Errors that no respawn can fix: they are latched instead of retried, and the client never
+    /// tries again on its own after one (`MEMPALACE_MCP_RETRY_MS` is for a server that was gone).
     pub(crate) fn is_fatal(&self) -> bool {
         matches!(
             self,
             McpError::Unauthorized
                 | McpError::Forbidden
+                | McpError::Certificate(_)
                 | McpError::Config(_)
                 | McpError::Closed
                 | McpError::NotInstalled { .. }
@@ -116,10 +126,16 @@ impl fmt::Display for McpError {
             McpError::Timeout { ms, method } => write!(f, "MemPalace timed out after {ms} ms ({method}); the stalled server is restarted on the next call"),
             McpError::Cancelled => f.write_str("cancelled"),
             McpError::Crashed(d) => write!(f, "MemPalace crashed: {d}"),
-            McpError::Down { respawns, last } => {
-                write!(f, "MemPalace is down: {}", GaveUp { respawns: *respawns, last: last.as_deref() })
-            }
+            McpError::Down { respawns, last, retry_in } => write!(
+                f,
+                "MemPalace is down: {}",
+                GaveUp { respawns: *respawns, last: last.as_deref(), retry_in: *retry_in }
+            ),
             McpError::Spawn(d) => write!(f, "cannot start MemPalace: {d}"),
+            McpError::Certificate(d) => write!(
+                f,
+                "MemPalace's TLS certificate is not trusted: {d}; not retried (a CA of its own is trusted through SSL_CERT_FILE, then `/mempalace reconnect`)"
+            ),
             McpError::NotInstalled { bin } => write!(f, "MemPalace is not installed (`{bin}` is not on PATH)"),
             McpError::Unauthorized => f.write_str("unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong"),
             McpError::Forbidden => f.write_str(
@@ -148,6 +164,17 @@ impl std::error::Error for McpError {}
 struct GaveUp<'a> {
     respawns: u32,
     last: Option<&'a McpError>,
+    retry_in: Option<std::time::Duration>,
+}
+
+/// "in 25 s" (whole seconds, rounded up), or "now" once it is due: when the next try is.
+pub(crate) fn next_try_text(d: std::time::Duration) -> String {
+    let secs = d.as_millis().div_ceil(1000);
+    if secs == 0 {
+        "now".into()
+    } else {
+        format!("in {secs} s")
+    }
 }
 
 impl fmt::Display for GaveUp<'_> {
@@ -157,7 +184,10 @@ impl fmt::Display for GaveUp<'_> {
             Some(e) => write!(f, "{e}")?,
             None => f.write_str("the server stopped")?,
         }
-        f.write_str("); `/mempalace reconnect` or a restart of pi tries again")
+        match self.retry_in {
+            Some(d) => write!(f, "); next try {}, or `/mempalace reconnect` now", next_try_text(d)),
+            None => f.write_str("); `/mempalace reconnect` or a restart of pi tries again"),
+        }
     }
 }
 
@@ -206,7 +236,7 @@ mod tests {
         assert!(McpError::Timeout { ms: 1500, method: "tools/call".into() }
             .to_string()
             .contains("timed out after 1500 ms"));
-        assert!(McpError::Down { respawns: 2, last: Some(Box::new(McpError::Crashed("x".into()))) }
+        assert!(McpError::Down { respawns: 2, last: Some(Box::new(McpError::Crashed("x".into()))), retry_in: None }
             .to_string()
             .starts_with("MemPalace is down: gave up after 2 respawns"));
         assert!(McpError::Unauthorized.to_string().contains("MEMPALACE_REMOTE_TOKEN is missing or wrong"));
@@ -216,14 +246,39 @@ mod tests {
 
     #[test]
     fn a_give_up_keeps_its_last_error_typed_and_its_text() {
-        let down = McpError::Down { respawns: 2, last: Some(Box::new(McpError::Unauthorized)) };
+        let down = McpError::Down { respawns: 2, last: Some(Box::new(McpError::Unauthorized)), retry_in: None };
         let rest = "gave up after 2 respawns (last error: unauthorized (HTTP 401): MEMPALACE_REMOTE_TOKEN is missing or wrong); `/mempalace reconnect` or a restart of pi tries again";
         assert_eq!(down.to_string(), format!("MemPalace is down: {rest}"));
         assert_eq!(down.without_down_subject(), rest);
         assert_eq!(down.cause(), &McpError::Unauthorized);
-        let stopped = McpError::Down { respawns: 1, last: None };
+        let stopped = McpError::Down { respawns: 1, last: None, retry_in: None };
         assert!(stopped.to_string().contains("(last error: the server stopped);"), "{stopped}");
         assert_eq!(stopped.cause(), &stopped);
         assert_eq!(McpError::Closed.without_down_subject(), McpError::Closed.to_string());
+        let retrying = McpError::Down {
+            respawns: 2,
+            last: Some(Box::new(McpError::Crashed("x".into()))),
+            retry_in: Some(std::time::Duration::from_millis(24_100)),
+        };
+        assert_eq!(
+            retrying.without_down_subject(),
+            "gave up after 2 respawns (last error: MemPalace crashed: x); next try in 25 s, or `/mempalace reconnect` now"
+        );
+        assert_eq!(next_try_text(std::time::Duration::ZERO), "now");
+    }
+
+    #[test]
+    fn certificate_errors_are_fatal_and_the_server_being_gone_is_not() {
+        assert!(McpError::Certificate("invalid peer certificate: UnknownIssuer".into()).is_fatal());
+        for fatal in [McpError::Unauthorized, McpError::Forbidden, McpError::Config("x".into())] {
+            assert!(fatal.is_fatal(), "{fatal}");
+        }
+        for passing in [
+            McpError::Crashed("x".into()),
+            McpError::Spawn("x".into()),
+            McpError::Timeout { ms: 1, method: "m".into() },
+        ] {
+            assert!(!passing.is_fatal(), "{passing}");
+        }
     }
 }

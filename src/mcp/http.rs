@@ -225,7 +225,10 @@ impl Inner {
     async fn round_trip(&self, msg: &Value, id: Option<u64>) -> Result<Option<Value>, Failure> {
         let resp = self.post(msg).send().await.map_err(|e| {
             let why = self.scrub(crate::diag::root_cause(&e));
-            let err = McpError::Crashed(format!("cannot reach {}: {why}", self.shown));
+            let where_why = format!("cannot reach {}: {why}", self.shown);
+            // A certificate nobody vouches for stays one: no respawn or later try can fix it.
+            let err =
+                if is_certificate_error(&e) { McpError::Certificate(where_why) } else { McpError::Crashed(where_why) };
             if e.is_connect() {
                 Failure::not_sent(err)
             } else {
@@ -346,6 +349,68 @@ impl Inner {
     }
 }
 
+/// Whether `e`'s chain holds a failed verification of the server's certificate (rustls). The
+/// rustls error sits inside an `io::Error` (itself maybe inside another), whose `source()` skips
+/// what it holds: an `io::Error`'s next link is taken with `get_ref`.
+fn is_certificate_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    for _ in 0..32 {
+        let Some(err) = cur else { break };
+        if let Some(r) = err.downcast_ref::<rustls::Error>() {
+            return matches!(
+                r,
+                rustls::Error::InvalidCertificate(_)
+                    | rustls::Error::NoCertificatesPresented
+                    | rustls::Error::InvalidCertRevocationList(_)
+            );
+        }
+        cur = match err.downcast_ref::<std::io::Error>() {
+            Some(io) => io.get_ref().map(|i| i as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
+    }
+    false
+}
+
+/// How long the health check of a palace that went down may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The cheap check before a try of a palace that went down: `GET <origin>/healthz`, without the
+/// token or the URL's credentials, at most [`PROBE_TIMEOUT`], no redirect followed (the client's
+/// rule). `Ok` when a handshake is worth it: a 2xx, or a server that has no such endpoint (404,
+/// 405, 501: it answers, and the handshake decides). `Err` with why not: no answer, another status
+/// (a 5xx from a proxy whose palace is gone), or a certificate that fails verification (fatal).
+pub(crate) async fn probe(cfg: &McpConfig, client: reqwest::Client) -> Result<(), McpError> {
+    let Some(mut url) = cfg.remote_url.as_ref().and_then(Url::parse) else {
+        return Err(McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()));
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_path("/healthz");
+    url.set_query(None);
+    url.set_fragment(None);
+    let shown = crate::env::shown(&url);
+    match client.get(url).timeout(PROBE_TIMEOUT).send().await {
+        Ok(resp) => {
+            let status = resp.status();
+            let answers = status.is_success()
+                || matches!(
+                    status,
+                    StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_IMPLEMENTED
+                );
+            if answers {
+                Ok(())
+            } else {
+                Err(McpError::Crashed(format!("{shown} answered HTTP {}", status.as_u16())))
+            }
+        }
+        Err(e) => {
+            let why = format!("cannot reach {shown}: {}", crate::diag::root_cause(&e));
+            Err(if is_certificate_error(&e) { McpError::Certificate(why) } else { McpError::Crashed(why) })
+        }
+    }
+}
+
 /// A body, at most `cap` bytes: a longer one is [`McpError::TooLarge`] (nothing more is read).
 async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, McpError> {
     let mut out = Vec::new();
@@ -384,6 +449,18 @@ mod tests {
         let u = reqwest::Url::parse("http://alice:p%40ss@h:1/mcp").unwrap();
         assert_eq!(crate::env::shown(&u), "http://h:1/mcp");
         assert_eq!(percent_decode("p%40ss%2"), "p@ss%2");
+    }
+
+    #[test]
+    fn a_certificate_verification_failure_is_found_however_deep_it_is_wrapped() {
+        use std::io::{Error, ErrorKind};
+        let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let nested = Error::other(Error::new(ErrorKind::InvalidData, bad()));
+        assert!(is_certificate_error(&nested));
+        assert!(is_certificate_error(&bad()));
+        assert!(!is_certificate_error(&Error::new(ErrorKind::ConnectionRefused, "refused")));
+        let other = Error::new(ErrorKind::InvalidData, rustls::Error::DecryptError);
+        assert!(!is_certificate_error(&other), "a TLS failure that is not the certificate's may pass");
     }
 
     #[test]

@@ -38,6 +38,17 @@ impl Conn {
         }
     }
 
+    /// Before a try of a palace that went down: whether a connection is worth starting. A child
+    /// (stdio) always is; a remote palace must pass its health check ([`http::probe`]).
+    pub(super) async fn probe(cfg: &McpConfig, http: &OnceLock<HttpClient>) -> Result<(), McpError> {
+        if cfg.remote_url.is_none() {
+            return Ok(());
+        }
+        let client = http.get_or_init(|| crate::http::client(None)).clone();
+        let client = client.map_err(|e| McpError::Config(format!("{e}; the remote palace stays unreachable")))?;
+        http::probe(cfg, client).await
+    }
+
     /// Sends a request and waits for its reply, at most `timeout`, until `cancel` fires, or until
     /// the connection dies. On timeout or cancel, `notifications/cancelled` is sent for it.
     pub(super) async fn request(

@@ -16,7 +16,7 @@ use crate::sync::lock;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,9 @@ pub(crate) struct Bridge {
     settled_event: AtomicBool,
     /// Set once the `MEMPALACE_TOOLS` entries matching no palace tool were said on stderr.
     said_unmatched: AtomicBool,
+    /// The client's handshake count whose tools `tools` holds: a client that came back on its own
+    /// (a try after a give-up) has a later one, adopted by [`Bridge::catch_up`].
+    adopted: AtomicU64,
 }
 
 /// A recall search under way for the run being started. The search bounds itself: its call is
@@ -95,17 +98,27 @@ pub(crate) struct Offer {
 pub enum Unavailable {
     /// The last handshake failed with this error.
     Handshake(McpError),
-    /// The client gave up (respawn budget used up) after a handshake had succeeded.
-    GaveUp,
+    /// The client is latched down with this error: it gave up (respawn budget used up; it says
+    /// when it tries again), or an error no try can fix (a wrong token, a certificate).
+    Down(McpError),
     /// The bridge was shut down (pi quit): `/mempalace reconnect` starts nothing.
     ShutDown,
 }
 
 impl Unavailable {
+    /// How long until the client tries again on its own, when it is down and will.
+    pub(crate) fn next_try(&self) -> Option<Duration> {
+        match self {
+            Unavailable::Handshake(McpError::Down { retry_in, .. })
+            | Unavailable::Down(McpError::Down { retry_in, .. }) => *retry_in,
+            _ => None,
+        }
+    }
+
     /// The reason in a line that already says the palace is down (pi's footer).
     fn without_down_subject(&self) -> String {
         match self {
-            Unavailable::Handshake(e) => e.without_down_subject(),
+            Unavailable::Handshake(e) | Unavailable::Down(e) => e.without_down_subject(),
             other => other.to_string(),
         }
     }
@@ -114,8 +127,7 @@ impl Unavailable {
 impl std::fmt::Display for Unavailable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Unavailable::Handshake(e) => write!(f, "{e}"),
-            Unavailable::GaveUp => f.write_str("the MemPalace client gave up (respawn budget used up)"),
+            Unavailable::Handshake(e) | Unavailable::Down(e) => write!(f, "{e}"),
             Unavailable::ShutDown => f.write_str("the bridge is shut down"),
         }
     }
@@ -158,8 +170,10 @@ impl std::fmt::Display for PalaceState {
 /// as the bridge knows.
 struct CurrentClient {
     client: Mutex<Arc<McpClient>>,
-    /// Why the last handshake failed (None: never failed, or a later one succeeded).
-    failed: Mutex<Option<McpError>>,
+    /// Why the last handshake failed (None: never failed, or a later one succeeded), with the
+    /// client's handshake count then: a later handshake (the client came back on its own) makes
+    /// it history.
+    failed: Mutex<Option<(McpError, u64)>>,
     /// The writers already said on stderr as holding the palace ([`CurrentClient::said_holder`]).
     said_holders: Mutex<Vec<String>>,
 }
@@ -185,23 +199,29 @@ impl CurrentClient {
     }
 
     fn set_failed(&self, error: Option<McpError>) {
-        *lock(&self.failed) = error;
+        let handshakes = self.client().stats().handshakes;
+        *lock(&self.failed) = error.map(|e| (e, handshakes));
     }
 
-    /// Why the palace can't be had, or None. "Can't": the handshake failed and no later one
-    /// succeeded, or the client gave up (respawn budget used up, a wrong token). Feeding does no
-    /// work then (docs/trust.md).
+    /// The last handshake's error, if no handshake succeeded since.
+    fn last_failure(&self, handshakes: u64) -> Option<McpError> {
+        lock(&self.failed).as_ref().filter(|(_, at)| *at == handshakes).map(|(e, _)| e.clone())
+    }
+
+    /// Why the palace can't be had, or None. "Can't": the client is latched down (respawn budget
+    /// used up, until its next try; a wrong token), or the handshake failed and no later one
+    /// succeeded. Feeding does no work then (docs/trust.md); it resumes by itself when the client
+    /// comes back.
     fn unavailable(&self) -> Option<Unavailable> {
-        let s = self.client().stats();
-        let failed = lock(&self.failed).clone();
+        let client = self.client();
+        let s = client.stats();
         if s.connected && !s.down {
             return None;
         }
-        match failed {
-            Some(e) => Some(Unavailable::Handshake(e)),
-            None if s.down => Some(Unavailable::GaveUp),
-            None => None,
+        if let Some(e) = client.down_error() {
+            return Some(Unavailable::Down(e));
         }
+        self.last_failure(s.handshakes).map(Unavailable::Handshake)
     }
 }
 
@@ -317,6 +337,7 @@ impl Bridge {
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
             said_unmatched: AtomicBool::new(false),
+            adopted: AtomicU64::new(0),
         }
     }
 
@@ -398,6 +419,7 @@ impl Bridge {
     /// `view` (`None` while pi loads extensions: the one asked for), the tools pi may register (not
     /// those whose names are `taken` in pi), each with its exposure, and the palace's namespace.
     pub(crate) fn registration(&self, view: Option<&PiView>, taken: &[String]) -> Offer {
+        self.catch_up();
         let in_force = match view {
             Some(view) => self.expose_on(view),
             None => self.exposure(),
@@ -466,11 +488,39 @@ impl Bridge {
     pub(crate) async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
         let mut done = self.connected.lock().await;
         if let Some(r) = &*done {
-            return r.clone();
+            if !self.came_back() {
+                return r.clone();
+            }
+            // The client came back on its own since: its handshake is the outcome now.
+            let r = Ok(self.adopt(&self.client(), self.client().tools(), None, false));
+            *done = Some(r.clone());
+            return r;
         }
         let r = self.handshake().await;
         *done = Some(r.clone());
         r
+    }
+
+    /// The client is connected on a handshake the bridge has not adopted: it came back on its own
+    /// (a try after a give-up), or a call connected it after the bridge's own handshake failed.
+    fn came_back(&self) -> bool {
+        let s = self.client().stats();
+        s.connected && s.handshakes != self.adopted.load(Ordering::SeqCst)
+    }
+
+    /// Adopts the handshake of a client that came back on its own, as [`Bridge::connect`] would
+    /// have: its tools (the cache file refreshed when they changed), the last error history, the
+    /// outcome others wait for. Skipped while a handshake of the bridge's own is under way (that
+    /// one adopts it).
+    fn catch_up(&self) {
+        if !self.came_back() {
+            return;
+        }
+        let Ok(mut done) = self.connected.try_lock() else { return };
+        if self.came_back() {
+            let client = self.client();
+            *done = Some(Ok(self.adopt(&client, client.tools(), None, false)));
+        }
     }
 
     /// `/mempalace reconnect`: a fresh client (a new server, a new respawn budget) and a new
@@ -482,6 +532,7 @@ impl Bridge {
         }
         let old = std::mem::replace(&mut *lock(&self.current.client), McpClient::new(self.mcp_cfg.clone()));
         old.shutdown().await;
+        self.adopted.store(0, Ordering::SeqCst);
         let r = self.handshake().await;
         *done = Some(r.clone());
         r.map_err(Unavailable::Handshake)
@@ -491,34 +542,7 @@ impl Bridge {
         let t0 = Instant::now();
         let client = self.client();
         match client.connect().await {
-            Ok(list) => {
-                self.current.set_failed(None);
-                let admitted = crate::palace::tools::admit(list, &self.reserved);
-                // Said with the names taken in pi, when the tools are next handed to pi.
-                *lock(&self.pending_refused) = Some(admitted.refused);
-                let tools = admitted.tools;
-                self.say_unmatched(&tools);
-                let server =
-                    crate::palace::tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
-                let changed = *lock(&self.tools) != tools || *lock(&self.server) != server;
-                if changed {
-                    if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server, &self.reserved) {
-                        crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
-                    }
-                    *lock(&self.tools) = tools.clone();
-                    *lock(&self.server) = server;
-                }
-                self.warm_recall();
-                if client.config().debug {
-                    crate::diag!(
-                        "mempalace: connected to {} in {} ms, {} tools",
-                        client.config().target(),
-                        t0.elapsed().as_millis(),
-                        tools.len()
-                    );
-                }
-                Ok(tools)
-            }
+            Ok(list) => Ok(self.adopt(&client, list, Some(t0), true)),
             Err(e) => {
                 self.current.set_failed(Some(e.clone()));
                 // One line for pi's stderr: the client already said it if it latched down,
@@ -531,11 +555,51 @@ impl Bridge {
         }
     }
 
+    /// A handshake of `client` that listed `list`: the last error cleared, the tools as
+    /// `palace::tools` lets them through (the cache file refreshed when they or the server's texts
+    /// changed), the search warmed for recall. `t0`: when the bridge's own handshake began (said
+    /// in debug mode). `say_refused`: what the tool list refused is said with the names taken in
+    /// pi, when the tools are next handed to pi (not again for a client that came back on its own,
+    /// unless the bridge never had a tool list of the server's).
+    fn adopt(&self, client: &McpClient, list: Vec<ToolInfo>, t0: Option<Instant>, say_refused: bool) -> Vec<ToolInfo> {
+        let first = self.adopted.swap(client.stats().handshakes, Ordering::SeqCst) == 0;
+        self.current.set_failed(None);
+        let admitted = crate::palace::tools::admit(list, &self.reserved);
+        if say_refused || first {
+            *lock(&self.pending_refused) = Some(admitted.refused);
+        }
+        let tools = admitted.tools;
+        self.say_unmatched(&tools);
+        let server = crate::palace::tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
+        let changed = *lock(&self.tools) != tools || *lock(&self.server) != server;
+        if changed {
+            if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server, &self.reserved) {
+                crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
+            }
+            *lock(&self.tools) = tools.clone();
+            *lock(&self.server) = server;
+        }
+        self.warm_recall();
+        if client.config().debug {
+            let how =
+                t0.map_or_else(|| "again, on its own,".to_string(), |t| format!("in {} ms", t.elapsed().as_millis()));
+            crate::diag!("mempalace: connected to {} {how}, {} tools", client.config().target(), tools.len());
+        }
+        tools
+    }
+
     /// The palace's state now: connecting, ready with the tools pi is offered, down and why, not
     /// installed, or stopped.
     pub(crate) fn state(&self) -> PalaceState {
+        self.catch_up();
         match (self.current.unavailable(), self.client().stats().connected) {
-            (Some(Unavailable::Handshake(McpError::NotInstalled { bin })), _) => PalaceState::NotInstalled { bin },
+            (
+                Some(
+                    Unavailable::Handshake(McpError::NotInstalled { bin })
+                    | Unavailable::Down(McpError::NotInstalled { bin }),
+                ),
+                _,
+            ) => PalaceState::NotInstalled { bin },
             (Some(why), _) => PalaceState::Down(why),
             (None, true) => PalaceState::Ready { offered: self.offered_tools().len(), known: self.known_tools().len() },
             (None, false) if self.shut_down.load(Ordering::SeqCst) => PalaceState::Stopped,
@@ -545,10 +609,11 @@ impl Bridge {
 
     /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
     pub(crate) fn status_report(&self) -> String {
+        let state = self.state();
         let s = self.client().stats();
-        let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), ToString::to_string);
+        let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), |(e, _)| e.to_string());
         [
-            self.state().to_string(),
+            state.to_string(),
             format!(
                 "transport: {} {}",
                 if self.mcp_cfg.remote_url.is_some() { "HTTP" } else { "stdio" },
@@ -693,7 +758,7 @@ impl Bridge {
     /// After a handshake, with recall on: one search in the background, so the server loads its
     /// embedding model now rather than on the first prompt's recall.
     fn warm_recall(&self) {
-        if !self.cfg.recall.on {
+        if !self.cfg.recall.on || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         let caller = ClientCaller(self.current.clone());
