@@ -2,7 +2,8 @@
 // the palace through a read-only twin of that entry, with the REAL MemPalace 3.11.0. A plain stdio
 // server that has written once holds the palace, as pi's own would; the bridge, loaded into a fake
 // pi whose agent dir holds that mcp.json, wakes the model up with the writer's diary through the
-// twin (`--read-only` in its argv), offers no palace tools and feeds nothing.
+// twin (`--read-only` in its argv), recalls the writer's drawer through it, offers no palace tools
+// and feeds nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +16,7 @@ const env = stdioEnv(dir);
 const palace = env.MEMPALACE_PALACE;
 const agent = env.PI_CODING_AGENT_DIR;
 let writer;
+const DRAWER = 'Grandma Rose celebrates her birthday on March 3rd and her favourite flowers are white lilies.';
 
 /** pi's own server: plain stdio on the palace, holding it once it has written its diary. */
 function startWriter() {
@@ -23,7 +25,7 @@ function startWriter() {
   const wrote = new Promise((resolve, reject) => {
     p.stdout.on('data', (d) => {
       buf += d;
-      if (buf.includes('"id": 2')) resolve();
+      if (buf.includes('"id": 3')) resolve();
     });
     p.on('exit', (code) => reject(new Error(`writer exited ${code}`)));
   });
@@ -31,6 +33,7 @@ function startWriter() {
   send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pi', version: '1.6.0' } } });
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mempalace_diary_write', arguments: { agent_name: 'twin-agent', entry: 'SESSION:wrote.through.pi.s.own.mcp|★★★' } } });
+  send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'mempalace_add_drawer', arguments: { wing: 'wing_family', room: 'birthdays', content: DRAWER } } });
   const exited = new Promise((resolve) => p.on('exit', resolve));
   return { pid: p.pid, wrote, stop: () => { p.stdin.end(); return exited; } };
 }
@@ -53,7 +56,7 @@ describe("pi's own MCP writes the palace over stdio", () => {
     const r = await runWithFakePi(`
       const fs = await import('node:fs');
       pi.emit('session_start', { reason: 'startup' });
-      const [woke] = await pi.emit('before_agent_start', { prompt: 'hello' });
+      const [woke, recalled] = await pi.emit('before_agent_start', { prompt: 'Which flowers does Grandma Rose like?' });
       const pid = native.stats().mcpChildPid;
       const argv = fs.readFileSync('/proc/' + pid + '/cmdline', 'utf8').split('\\0').filter(Boolean);
       const cwd = fs.readlinkSync('/proc/' + pid + '/cwd');
@@ -62,12 +65,15 @@ describe("pi's own MCP writes the palace over stdio", () => {
       const status = await native.palaceCommand('status');
       const diary = native.palaceDiaryPrompt('');
       await pi.emit('session_shutdown', { reason: 'quit' });
-      return { woke: woke?.message, argv, cwd, readOnlyEnv, status, diary, tools: [...pi.tools.keys()], stats: native.stats() };
-    `, { ...bridgeEnv, TWIN_ROOT: mempalaceRoot, DOTTY_VOICE_TOOLS: '0', MEMPALACE_AGENT_NAME: 'twin-agent' }, { timeoutMs: 120_000 });
+      return { woke: woke?.message, recalled: recalled?.message, argv, cwd, readOnlyEnv, status, diary, tools: [...pi.tools.keys()], stats: native.stats() };
+    `, { ...bridgeEnv, TWIN_ROOT: mempalaceRoot, DOTTY_VOICE_TOOLS: '0', MEMPALACE_AGENT_NAME: 'twin-agent', MEMPALACE_RECALL: 'on', MEMPALACE_RECALL_BUDGET_MS: '20000' }, { timeoutMs: 120_000 });
     expect(r.error, r.stderr).toBeUndefined();
     const out = r.result;
     expect(out.woke?.customType, r.stderr).toBe('mempalace-wakeup');
     expect(JSON.stringify(out.woke.content)).toContain('wrote.through.pi.s.own.mcp');
+    // Recall reads through the twin too: the drawer pi's server filed.
+    expect(out.recalled?.customType, r.stderr).toBe('mempalace-recall');
+    expect(out.recalled.content).toContain('white lilies');
     // The twin is pi's entry with --read-only, in the entry's cwd, with MEMPALACE_MCP_READ_ONLY=1.
     expect(out.argv.slice(-3)).toEqual(['--palace', palace, '--read-only']);
     expect(out.argv.some((a) => a.endsWith('mempalace-mcp'))).toBe(true);

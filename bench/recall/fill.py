@@ -9,7 +9,7 @@ import sys
 from datetime import datetime
 
 from mempalace.ids import ID_RECIPE, make_drawer_id_from_content
-from mempalace.mcp_server._session import _get_collection
+from mempalace.mcp_server import _get_collection
 
 wing, room = sys.argv[1:3]
 lines = [line for line in sys.stdin.read().split("\n") if line.strip()]

@@ -19,7 +19,8 @@ What it makes:
     each labelled with its drawer;
   - prompts with none: 100 summaries of games (no game is in the palace);
   - filler: 9,700 one-line package synopses ("<package>: <synopsis>") of packages that ship none of
-    the applications above, to grow the palace to 10,000 drawers for the latency figures.
+    the applications above and are no games (so the prompts with no relevant drawer keep none), to
+    grow the palace to 10,000 drawers.
 """
 import gzip, hashlib, html, json, re, subprocess, sys
 
@@ -75,9 +76,11 @@ def main(dep11, packages):
     text = subprocess.run(["lz4cat", packages], check=True, capture_output=True).stdout.decode("utf-8", "replace")
     synopses = {}
     for stanza in text.split("\n\n"):
-        fields = dict(re.findall(r"^(Package|Description|Source): (.*)$", stanza, re.M))
+        fields = dict(re.findall(r"^(Package|Description|Source|Section): (.*)$", stanza, re.M))
         pkg, syn = fields.get("Package"), fields.get("Description")
-        if pkg and syn and pkg not in shipped and fields.get("Source", pkg).split(" ")[0] not in shipped:
+        # No games: the prompts with no relevant drawer are game summaries, and must stay so.
+        game = fields.get("Section", "").endswith("games") or "game" in (syn or "").lower()
+        if pkg and syn and not game and pkg not in shipped and fields.get("Source", pkg).split(" ")[0] not in shipped:
             synopses[pkg] = f"{pkg}: {syn.strip()}"
     filler = [synopses[p] for p in sorted(synopses, key=rank)[:FILLER]]
 
