@@ -5,11 +5,10 @@
 // twin (`--read-only` in its argv), recalls the writer's drawer through it, offers no palace tools
 // and feeds nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from './helpers/brain.mjs';
-import { runWithFakePi, stdioEnv, toolsDir, mempalaceRoot, writeSession } from './helpers/palace.mjs';
+import { runWithFakePi, startStdioWriter, stdioEnv, toolsDir, mempalaceRoot, writeSession } from './helpers/palace.mjs';
 
 const dir = tempDir('dotty-palace-twin-');
 const env = stdioEnv(dir);
@@ -18,25 +17,11 @@ const agent = env.PI_CODING_AGENT_DIR;
 let writer;
 const DRAWER = 'Grandma Rose celebrates her birthday on March 3rd and her favourite flowers are white lilies.';
 
-/** pi's own server: plain stdio on the palace, holding it once it has written its diary. */
-function startWriter() {
-  const p = spawn('bash', [path.join(toolsDir, 'start-stdio.sh')], { env: { ...process.env, MEMPALACE_PALACE: palace, MEMPALACE_ROOT: mempalaceRoot }, stdio: ['pipe', 'pipe', 'ignore'] });
-  let buf = '';
-  const wrote = new Promise((resolve, reject) => {
-    p.stdout.on('data', (d) => {
-      buf += d;
-      if (buf.includes('"id": 3')) resolve();
-    });
-    p.on('exit', (code) => reject(new Error(`writer exited ${code}`)));
-  });
-  const send = (m) => p.stdin.write(JSON.stringify(m) + '\n');
-  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pi', version: '1.6.0' } } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mempalace_diary_write', arguments: { agent_name: 'twin-agent', entry: 'SESSION:wrote.through.pi.s.own.mcp|★★★' } } });
-  send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'mempalace_add_drawer', arguments: { wing: 'wing_family', room: 'birthdays', content: DRAWER } } });
-  const exited = new Promise((resolve) => p.on('exit', resolve));
-  return { pid: p.pid, wrote, stop: () => { p.stdin.end(); return exited; } };
-}
+/** pi's own server: plain stdio on the palace, holding it once it has written its diary and a drawer. */
+const startWriter = () => startStdioWriter({ MEMPALACE_PALACE: palace }, [
+  ['mempalace_diary_write', { agent_name: 'twin-agent', entry: 'SESSION:wrote.through.pi.s.own.mcp|★★★' }],
+  ['mempalace_add_drawer', { wing: 'wing_family', room: 'birthdays', content: DRAWER }],
+], 'pi');
 
 beforeAll(async () => {
   writer = startWriter();

@@ -1,34 +1,16 @@
 // The palace is single-writer: while another mempalace-mcp holds it, the bridge's writes fail with
 // the server's clear error (no respawn loop, reads still work), and they work again once it is free.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { tempDir } from './helpers/brain.mjs';
 import { loadExtension, native } from './helpers/fake-pi.mjs';
-import { stdioEnv, toolsDir } from './helpers/palace.mjs';
+import { startStdioWriter, stdioEnv } from './helpers/palace.mjs';
 
 const dir = tempDir('dotty-palace-writer-');
 const env = stdioEnv(dir);
 let ext, holder;
 
 /** Another writer on the same palace: a real mempalace-mcp that has written once, so it holds the lock. */
-function startHolder() {
-  const p = spawn('bash', [path.join(toolsDir, 'start-stdio.sh')], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'ignore'] });
-  let buf = '';
-  const wrote = new Promise((resolve, reject) => {
-    p.stdout.on('data', (d) => {
-      buf += d;
-      if (buf.includes('"id": 2')) resolve();
-    });
-    p.on('exit', (code) => reject(new Error(`holder exited ${code}`)));
-  });
-  const send = (m) => p.stdin.write(JSON.stringify(m) + '\n');
-  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'holder', version: '1' } } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mempalace_diary_write', arguments: { agent_name: 'holder', entry: 'holding.the.palace' } } });
-  const exited = new Promise((resolve) => p.on('exit', resolve));
-  return { pid: p.pid, wrote, stop: () => { p.stdin.end(); return exited; } };
-}
+const startHolder = () => startStdioWriter(env, [['mempalace_diary_write', { agent_name: 'holder', entry: 'holding.the.palace' }]], 'holder');
 
 beforeAll(async () => {
   holder = startHolder();

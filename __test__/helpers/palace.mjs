@@ -44,6 +44,30 @@ export function httpCommand(dir, token, port) {
   };
 }
 
+/**
+ * A plain stdio MemPalace server on `env`'s palace (as pi's own MCP, or any other writer, runs it)
+ * that has made `calls` (`[tool, arguments]` pairs) in order: after a write it holds the palace's
+ * writer lease. → {pid, wrote (resolves once every call is answered), stop()}.
+ */
+export function startStdioWriter(env, calls, client = 'writer') {
+  requireMempalace();
+  const p = spawn('bash', [path.join(toolsDir, 'start-stdio.sh')], { env: { ...process.env, MEMPALACE_ROOT: mempalaceRoot, ...env }, stdio: ['pipe', 'pipe', 'ignore'] });
+  let buf = '';
+  const wrote = new Promise((resolve, reject) => {
+    p.stdout.on('data', (d) => {
+      buf += d;
+      if (buf.includes(`"id": ${calls.length + 1}`)) resolve();
+    });
+    p.on('exit', (code) => reject(new Error(`${client} exited ${code}`)));
+  });
+  const send = (m) => p.stdin.write(JSON.stringify(m) + '\n');
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: client, version: '1' } } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  calls.forEach(([name, args], i) => send({ jsonrpc: '2.0', id: i + 2, method: 'tools/call', params: { name, arguments: args } }));
+  const exited = new Promise((resolve) => p.on('exit', resolve));
+  return { pid: p.pid, wrote, stop: () => { p.stdin.end(); return exited; } };
+}
+
 /** Starts `mempalace serve` over HTTP with a bearer token (on `port`, if given); returns {url, pid, stop()}. */
 export function startHttp(dir, token, port) {
   const cmd = httpCommand(dir, token, port);
