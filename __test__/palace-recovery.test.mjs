@@ -1,7 +1,8 @@
 // What the bridge promises beyond a single fault (docs/mempalace-bridge.md, docs/configuration.md),
 // each case a pi-like process of its own against the fault fixture: a server that keeps crashing
 // and answering keeps coming back; a shared palace (the REAL `mempalace serve`) restarted by its
-// owner is picked up again without /mempalace reconnect (MEMPALACE_MCP_RETRY_MS), and a wrong
+// owner is picked up again without /mempalace reconnect (MEMPALACE_MCP_RETRY_MS), a stdio palace
+// that kept dying is tried again by itself and fed again once it starts, and a wrong
 // token or an untrusted certificate is never tried again; MEMPALACE_EXT_DEBUG decides whether the server's stderr reaches
 // pi's; a remote palace over https with a CA of its own, trusted through SSL_CERT_FILE; the warning
 // for a token over plain http:// to another host.
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { tempDir } from './helpers/brain.mjs';
 import { fixture, makeCerts, nonLoopbackAddress, startFixtureHttp, startFront } from './helpers/mcp-fixture.mjs';
 import { runNode } from './helpers/run-node.mjs';
+import * as palace from './helpers/palace.mjs';
 import { httpCommand, startHttp } from './helpers/palace.mjs';
 
 const cleanup = [];
@@ -128,6 +130,39 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
     expect(lines[0]).toMatch(/MemPalace is down: gave up after 1 respawns .*; next try in 1 s, or `\/mempalace reconnect` now \(until then palace tools fail and transcripts are not fed\)/);
     expect(r.stderr).not.toContain(token);
   });
+
+  it('feeds again by itself once a stdio palace that kept dying starts: the background try brings it back, no call needed', async () => {
+    const dir = tempDir('dotty-palace-feed-back-');
+    const env = palace.stdioEnv(dir);
+    // The server's own command, failing while `broken` exists (as a palace on a disk not yet mounted).
+    const broken = path.join(dir, 'broken');
+    const wrapper = path.join(dir, 'mempalace-when-mounted.sh');
+    fs.writeFileSync(broken, '');
+    fs.writeFileSync(wrapper, `[ -e ${JSON.stringify(broken)} ] && exit 3\nexec bash ${JSON.stringify(path.join(palace.toolsDir, 'start-stdio.sh'))} "$@"\n`);
+    palace.writeSession(path.join(env.PI_CODING_AGENT_DIR, 'sessions', '--work--', 's1.jsonl'), [['user', 'our tortoise Quentin hibernates in the cellar'], ['assistant', 'Quentin sounds cosy']]);
+    const r = await runNode(
+      `const fs = require('node:fs');
+       let start; try { await native.palaceTools(); } catch (e) { start = e.message; }
+       const down = { stats: native.stats(), feed: await native.feedOnce() };
+       fs.unlinkSync(${JSON.stringify(broken)});
+       // Nothing calls the palace now: the client's own next try (in palaceNextTryMs) brings it back.
+       const t0 = Date.now();
+       while (!native.stats().palaceConnected && Date.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 50));
+       const feed = await native.feedOnce();
+       const found = (await native.callTool('mempalace_search', { query: 'tortoise Quentin hibernates' }, null)).text;
+       await native.sessionShutdown('quit');
+       return { start, down, feed, found, stats: native.stats() };`,
+      { ...env, MEMPALACE_MCP_ARGS: wrapper, MEMPALACE_FEED: '1', DOTTY_VOICE_TOOLS: '0', MEMPALACE_MCP_RETRY_MS: '300', MEMPALACE_MCP_MAX_RESPAWNS: '1', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10' },
+      { timeoutMs: 120_000 },
+    );
+    expect(r.error, r.stderr).toBeUndefined();
+    expect(r.result.down.stats).toMatchObject({ palaceConnected: false, palaceDown: true });
+    expect(r.result.down.feed.ok).toBe(false);
+    expect(r.result.down.feed.text).toMatch(/^skipped: the palace can't be reached/);
+    expect(r.result.stats.mcpSpawns).toBeGreaterThanOrEqual(3); // the start, its respawn, the try that worked
+    expect(r.result.feed.ok, r.result.feed.text).toBe(true);
+    expect(r.result.found).toContain('Quentin hibernates in the cellar');
+  }, 150_000);
 
   it('stays down after a wrong token: one stderr line, and the server sees nothing after its first refusal', async () => {
     const dir = tempDir('dotty-palace-wrong-token-');
