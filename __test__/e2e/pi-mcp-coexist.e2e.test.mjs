@@ -3,7 +3,8 @@
 //      the launch command does), exposure "direct" so its tools are declared to the model. The
 //      bridge reads the palace through a read-only twin of that entry (one stderr line): the first
 //      request offers each palace tool once, as mcp__memory__*, and carries the wake-up; the model
-//      writes a diary entry through pi's own tool. A /proc watch (cmdline, /proc/locks) never sees
+//      writes a diary entry and a drawer through pi's own tools, and recall (MEMPALACE_RECALL=on)
+//      brings that drawer back through the twin on a prompt about it. A /proc watch (cmdline, /proc/locks) never sees
 //      two writing servers on the palace: pi's is the one without --read-only, the twin holds no lock.
 //   2  the same with pi's default exposure (codemode): only pi's `codemode` tool is declared;
 //   3  HTTP: pi's mcp.json and MEMPALACE_REMOTE_URL name the same `mempalace serve`. The bridge
@@ -15,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startMockModel } from './mock-model.mjs';
 import { startPi, ready, processesWith } from './pi-rpc.mjs';
-import { toolsOf, measure, hasWakeup } from './tools-budget.suite.mjs';
+import { toolsOf, measure, hasWakeup, textOf } from './tools-budget.suite.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { stdioEnv, startHttp, mempalaceRoot, toolsDir } from '../helpers/palace.mjs';
 
@@ -103,6 +104,8 @@ afterAll(async () => {
   if (!process.env.E2E_KEEP_TMP) fs.rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
+const DRAWER = 'Our tortoise Quentin hibernates from November to March in a box in the cellar.';
+
 describe.sequential('pi 1.6 runs MemPalace in its own MCP as well', () => {
   it("stdio: the bridge reads through a read-only twin; each tool once, the wake-up in the first request, never two writers on the palace", async () => {
     const { HOME: _h, PI_CODING_AGENT_DIR: _a, ...bridgeEnv } = stdioEnv(dir);
@@ -110,7 +113,7 @@ describe.sequential('pi 1.6 runs MemPalace in its own MCP as well', () => {
     const watch = watchWriters(palace);
     pi = await start('stdio', {
       memory: { command: 'bash', args: [path.join(toolsDir, 'start-stdio.sh')], env: { MEMPALACE_PALACE: palace, MEMPALACE_ROOT: mempalaceRoot }, exposure: 'direct' },
-    }, { ...bridgeEnv, MEMPALACE_AGENT_NAME: 'coexist-agent' });
+    }, { ...bridgeEnv, MEMPALACE_AGENT_NAME: 'coexist-agent', MEMPALACE_RECALL: 'on', MEMPALACE_RECALL_BUDGET_MS: '20000' });
     const body = await firstRequest(pi, 'memory');
     expectOnce(toolsOf(body), 'memory');
     expect(toolsOf(body).filter((n) => !n.startsWith('mcp__memory__'))).toEqual([]); // not even pi's codemode: the bridge offers nothing to reach
@@ -119,11 +122,21 @@ describe.sequential('pi 1.6 runs MemPalace in its own MCP as well', () => {
     expect(pi.stderr).not.toMatch(/steps aside|Peer MCP writer/);
     // The model writes through pi's own tool: pi's server takes the palace; the twin never does.
     const from = mock.requests.length;
-    mock.enqueue({ toolCalls: [{ id: 'c_diary', name: 'mcp__memory__mempalace_diary_write', arguments: { agent_name: 'coexist-agent', entry: 'SESSION:e2e|wrote.through.pi|★★' } }] }, { text: 'written' });
+    mock.enqueue(
+      { toolCalls: [{ id: 'c_diary', name: 'mcp__memory__mempalace_diary_write', arguments: { agent_name: 'coexist-agent', entry: 'SESSION:e2e|wrote.through.pi|★★' } }] },
+      { toolCalls: [{ id: 'c_drawer', name: 'mcp__memory__mempalace_add_drawer', arguments: { wing: 'wing_family', room: 'pets', content: DRAWER } }] },
+      { text: 'written' },
+    );
     expect((await pi.prompt('write your diary', { ms: 60_000 })).text).toBe('written');
     const result = JSON.stringify(mock.requests.slice(from).at(-1).body.messages.filter((m) => m.role === 'tool'));
     expect(result).toContain('success');
     expect(result).not.toMatch(/read-only|Peer MCP writer/);
+    // Recall reads through the twin what pi's server wrote.
+    const asked = mock.requests.length;
+    mock.enqueue({ text: 'Quentin, in the cellar.' });
+    await pi.prompt('Where does our tortoise Quentin hibernate?', { ms: 60_000 });
+    const recalls = mock.requests[asked].body.messages.filter((m) => m.role === 'user' && textOf(m).startsWith('[MemPalace recall]')).map(textOf);
+    expect(recalls.at(-1) ?? '').toContain(DRAWER);
     const servers = processesWith('mempalace-mcp', palace);
     expect(servers).toHaveLength(2);
     expect(servers.map((pid) => argvOf(pid).includes('--read-only')).sort()).toEqual([false, true]);
