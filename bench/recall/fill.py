@@ -5,8 +5,13 @@ Run with MemPalace's Python, the palace in MEMPALACE_PALACE and no server open o
 
     MEMPALACE_PALACE=<palace> <venv>/bin/python bench/recall/fill.py WING ROOM < lines.txt
 """
+import os
 import sys
 from datetime import datetime
+
+# mempalace.mcp_server points fd 1 at stderr when imported (stdout is its JSON-RPC channel): the
+# count at the end goes to a copy of the real stdout taken first.
+out = os.fdopen(os.dup(1), "w")
 
 from mempalace.ids import ID_RECIPE, make_drawer_id_from_content
 from mempalace.mcp_server import _get_collection
@@ -24,4 +29,4 @@ for i in range(0, len(lines), 500):
     col.upsert(ids=[make_drawer_id_from_content(wing, room, t) for t in batch], documents=batch,
                metadatas=[dict(meta) for _ in batch])
     print(f"[recall bench] {i + len(batch)} filler drawers", file=sys.stderr, flush=True)
-print(col.count())
+print(col.count(), file=out)
