@@ -3,7 +3,7 @@
 // again in a real musl Node (scripts/musl-check.sh x64), and the end-to-end tests in the real pi
 // (including pi 0.74 on Node 25.9 and on the musl Node).
 // Ends with one summary line, "N passed, N failed".
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,15 +26,38 @@ if (muslHere) ensureMuslBuilt();
 ensureMempalace();
 let passed = 0, failed = 0;
 const failures = [];
+const whys = [];
 
-function run(name, cmd, args, parse) {
+/** Lines that say why a run failed when no test did (vitest's unhandled errors), for the summary. */
+function unhandled(text) {
+  const lines = text.split('\n');
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (/Unhandled (Error|Rejection)|unhandled errors? during the test run|originated in|Errors\s+\d+ errors?/.test(lines[i])) out.push(...lines.slice(i, i + 3));
+  }
+  return [...new Set(out)].slice(0, 40);
+}
+
+/** Runs one suite, its output shown as it comes (stdout: pi's and the tests'; stderr too) and kept. */
+async function run(name, cmd, args, parse) {
   process.stderr.write(`\n=== ${name}: ${cmd} ${args.join(' ')}\n`);
-  const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 30 });
-  process.stdout.write(r.stdout ?? '');
-  const counts = parse(r.stdout ?? '');
+  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
+  child.stderr.on('data', (d) => { err += d; process.stderr.write(d); });
+  const status = await new Promise((resolve) => child.on('close', (code) => resolve(code)));
+  const counts = parse(out);
   passed += counts.passed;
   failed += counts.failed;
-  if (r.status !== 0 || counts.failed > 0 || counts.passed === 0) failures.push(`${name} (exit ${r.status}, ${counts.passed} passed, ${counts.failed} failed)`);
+  if (status !== 0 || counts.failed > 0 || counts.passed === 0) {
+    failures.push(`${name} (exit ${status}, ${counts.passed} passed, ${counts.failed} failed)`);
+    if (counts.failed === 0) {
+      const why = unhandled(out + '\n' + err);
+      // Nothing recognisable: the last lines it wrote to stderr.
+      if (!why.length) why.push(...err.split('\n').filter((l) => l.trim()).slice(-5));
+      whys.push(...why.map((l) => `  ${name}: ${l}`));
+    }
+  }
 }
 
 const cargoCounts = (out) => {
@@ -44,7 +67,7 @@ const cargoCounts = (out) => {
 };
 function vitestRun(name, config, cmd = ['npx', 'vitest', 'run', '-c', config]) {
   const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vitest-')), 'report.json');
-  run(name, cmd[0], [...cmd.slice(1), '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], () => {
+  return run(name, cmd[0], [...cmd.slice(1), '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], () => {
     try {
       const j = JSON.parse(fs.readFileSync(report, 'utf8'));
       return { passed: j.numPassedTests, failed: j.numFailedTests + (j.numTotalTestSuites > 0 && j.success === false && j.numFailedTests === 0 ? 1 : 0) };
@@ -54,12 +77,14 @@ function vitestRun(name, config, cmd = ['npx', 'vitest', 'run', '-c', config]) {
   });
 }
 
-run('rust core', 'cargo', ['test', '--no-default-features'], cargoCounts);
-run('fuzz corpus replay', 'cargo', ['test', '--manifest-path', 'fuzz/Cargo.toml'], cargoCounts);
-vitestRun('contract tests', 'vitest.config.mjs');
-if (muslHere) vitestRun('voice contract tests on musl (Node 24, linux-x64-musl)', 'vitest.musl.config.mjs', ['bash', 'scripts/musl-check.sh', 'x64']);
-if (fs.existsSync(path.join(root, 'vitest.e2e.config.mjs'))) vitestRun('end-to-end tests', 'vitest.e2e.config.mjs');
+await run('rust core', 'cargo', ['test', '--no-default-features'], cargoCounts);
+await run('fuzz corpus replay', 'cargo', ['test', '--manifest-path', 'fuzz/Cargo.toml'], cargoCounts);
+await vitestRun('contract tests', 'vitest.config.mjs');
+if (muslHere) await vitestRun('voice contract tests on musl (Node 24, linux-x64-musl)', 'vitest.musl.config.mjs', ['bash', 'scripts/musl-check.sh', 'x64']);
+if (fs.existsSync(path.join(root, 'vitest.e2e.config.mjs'))) await vitestRun('end-to-end tests', 'vitest.e2e.config.mjs');
 
+// A suite that failed with no failed test says why (an unhandled error) here, where a log's tail shows it.
+if (whys.length) process.stdout.write(`\nwhy, where no test failed:\n${whys.join('\n')}\n`);
 process.stdout.write(`\n${failures.length ? 'FAILED: ' + failures.join('; ') : 'all suites green'}\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exit(failures.length ? 1 : 0);
