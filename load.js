@@ -116,6 +116,15 @@ function hasMessages(ctx) {
 }
 exports.hasMessages = hasMessages;
 
+/** The hidden messages extensions put on the session's branch: [{customType, text}]. */
+function earlierMessages(ctx) {
+  const sm = ctx?.sessionManager;
+  let entries;
+  try { entries = (typeof sm?.getBranch === 'function' ? sm.getBranch() : sm?.getEntries?.()) ?? []; } catch { entries = []; }
+  const text = (c) => (typeof c === 'string' ? c : Array.isArray(c) ? c.filter((p) => p?.type === 'text').map((p) => String(p.text)).join('\n') : '');
+  return entries.filter((e) => e?.type === 'custom_message' && typeof e.customType === 'string').map((e) => ({ customType: e.customType, text: text(e.content) }));
+}
+
 /**
  * pi's handlers of the events the core describes (`native.piEvents()`), by the name of the native
  * call each ends in: each only hands pi's event to it (`speak`: the notices, `refresh`: the palace
@@ -125,14 +134,14 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
   return {
     sessionStart(e, ctx) {
       speak.start(ctx, () => show(ctx));
-      native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx));
+      native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx), earlierMessages(ctx));
       refresh(ctx);
     },
     logTurn(e) { native.logTurn(e?.messages ?? []); },
     sessionShutdown(e) { speak.stop(e?.reason); return native.sessionShutdown(e?.reason ?? 'quit'); },
     agentSettled() { native.agentSettled(); },
     async beforeAgentStart(e, ctx) {
-      show(ctx);
+      refresh(ctx); // a palace back on its own since the last prompt: its tools for this run
       exports.palaceSection(native, e);
       return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
     },

@@ -270,6 +270,15 @@ export declare function releaseNotices(): void
 export declare function runCommand(name: string, args: string): Promise<CommandOutcome>
 
 /**
+ * A hidden message already on the session's branch (pi's `custom_message` entry): its
+ * `customType` and the text of its content.
+ */
+export interface SessionMessage {
+  customType: string
+  text: string
+}
+
+/**
  * pi's `session_shutdown`: feeds the session's transcripts to the palace (bounded by the feed
  * timeouts), on `quit` stops the MemPalace server, and writes queued conversation rows.
  */
@@ -277,9 +286,10 @@ export declare function sessionShutdown(reason: string): Promise<void>
 
 /**
  * pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
- * messages yet (a thread continued at startup is a resume).
+ * messages yet (a thread continued at startup is a resume); `earlier`: the hidden messages on
+ * its branch (what the palace showed them is not injected again).
  */
-export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null): void
+export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null, earlier?: Array<SessionMessage> | undefined | null): void
 
 /**
  * pi's `session_start`: where what the core says goes from now on. In pi's interactive terminal

@@ -67,6 +67,41 @@ describe('recall (MEMPALACE_RECALL=on, real MemPalace)', () => {
     expect(rose[0].content).toContain('white lilies');
   });
 
+  it("a resumed session (a new process) doesn't recall what its history already shows", async () => {
+    const dir = tempDir('dotty-recall-resume-');
+    const r = await runNode(
+      `${prelude}
+       native.sessionStart('new', false);
+       const first = await run('Which database did we pick for the billing service, and why?');
+       // pi's session_start for a continued thread: its branch holds the messages the earlier
+       // process injected (pi's custom_message entries; content a string or text blocks).
+       const resume = async (hidden) => {
+         const entries = [
+           { type: 'message', message: { role: 'user', content: [{ type: 'text', text: 'Which database did we pick?' }] } },
+           ...hidden.map((m, i) => ({ type: 'custom_message', customType: m.customType, display: false, content: i % 2 ? [{ type: 'text', text: m.content }] : m.content })),
+           { type: 'custom_message', customType: 'other-extension', display: false, content: 'unrelated' },
+         ];
+         const ctx = { sessionManager: { getEntries: () => entries, getBranch: () => entries } };
+         for (const h of handlers.get('session_start')) await h({ type: 'session_start', reason: 'startup' }, ctx);
+       };
+       await resume(first);
+       const resumed = await run('Which database did we pick for the billing service, and why?');
+       await resume(first.filter((m) => m.customType !== 'mempalace-recall'));
+       const withoutIt = await run('Which database did we pick for the billing service, and why?');
+       await native.sessionShutdown('quit');
+       return { first: first.map((m) => m.customType), resumed, withoutIt: recalled(withoutIt).map((m) => m.content) };`,
+      env(dir, { MEMPALACE_RECALL: 'on', MEMPALACE_RECALL_BUDGET_MS: '20000' }),
+      { timeoutMs: 120_000 },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.result.first).toEqual(['mempalace-wakeup', 'mempalace-recall']);
+    // No wake-up (a resume) and no recall: the drawer is in the history.
+    expect(r.result.resumed).toEqual([]);
+    // The same resume without the recall message in its history gets the drawer again.
+    expect(r.result.withoutIt).toHaveLength(1);
+    expect(r.result.withoutIt[0]).toContain('PostgreSQL over MySQL');
+  });
+
   it('is off by default: no recall handler, no message', async () => {
     const dir = tempDir('dotty-recall-off-');
     const r = await runNode(

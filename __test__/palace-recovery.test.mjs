@@ -15,6 +15,8 @@ import { runNode } from './helpers/run-node.mjs';
 import * as palace from './helpers/palace.mjs';
 import { httpCommand, startHttp } from './helpers/palace.mjs';
 
+const referenceToolCount = palace.referenceTools.tools.length;
+
 const cleanup = [];
 afterAll(() => Promise.all(cleanup.map((f) => f())));
 
@@ -162,6 +164,47 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
     expect(r.result.stats.mcpSpawns).toBeGreaterThanOrEqual(3); // the start, its respawn, the try that worked
     expect(r.result.feed.ok, r.result.feed.text).toBe(true);
     expect(r.result.found).toContain('Quentin hibernates in the cellar');
+  }, 150_000);
+
+  it('a palace that was down at the first prompt and came back on its own: the next prompt gets the wake-up and pi gets its tools', async () => {
+    const dir = tempDir('dotty-palace-late-wakeup-');
+    const env = palace.stdioEnv(dir);
+    // The server's own command, failing while `broken` exists (a palace on a disk not yet mounted).
+    const broken = path.join(dir, 'broken');
+    const wrapper = path.join(dir, 'mempalace-when-mounted.sh');
+    fs.writeFileSync(broken, '');
+    fs.writeFileSync(wrapper, `[ -e ${JSON.stringify(broken)} ] && exit 3\nexec bash ${JSON.stringify(path.join(palace.toolsDir, 'start-stdio.sh'))} "$@"\n`);
+    const r = await runNode(
+      `const fs = require('node:fs');
+       // pi's before_agent_start, as pi runs it: each handler in order, their messages kept.
+       const run = async (prompt) => {
+         const messages = [];
+         for (const h of handlers.get('before_agent_start') ?? []) {
+           const r = await h({ type: 'before_agent_start', prompt, messageType: 'user', systemPrompt: '' }, {});
+           if (r?.message) messages.push(r.message.customType);
+         }
+         return { messages, tools: [...tools.keys()].filter((n) => n.startsWith('mempalace_')).length };
+       };
+       for (const h of handlers.get('session_start')) await h({ type: 'session_start', reason: 'startup' }, {});
+       const down = await run('what did we decide about the backups?');
+       fs.unlinkSync(${JSON.stringify(broken)});
+       // Nothing calls the palace now: the client's own next try (in palaceNextTryMs) brings it back.
+       const t0 = Date.now();
+       while (!native.stats().palaceConnected && Date.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 50));
+       const back = await run('and the offsite copy?');
+       const later = await run('thanks');
+       await native.sessionShutdown('quit');
+       return { down, back, later };`,
+      { ...env, MEMPALACE_MCP_ARGS: wrapper, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED: '0', MEMPALACE_MCP_RETRY_MS: '300', MEMPALACE_MCP_MAX_RESPAWNS: '1', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10' },
+      { timeoutMs: 120_000 },
+    );
+    expect(r.error, r.stderr).toBeUndefined();
+    // Down: no wake-up and no palace tools (no cache: the palace never listed them here).
+    expect(r.result.down).toEqual({ messages: [], tools: 0 });
+    // Back: the owed wake-up, once, and all the palace's tools, registered before the run.
+    expect(r.result.back.messages).toEqual(['mempalace-wakeup']);
+    expect(r.result.back.tools).toBe(referenceToolCount);
+    expect(r.result.later).toEqual({ messages: [], tools: referenceToolCount });
   }, 150_000);
 
   it('stays down after a wrong token: one stderr line, and the server sees nothing after its first refusal', async () => {

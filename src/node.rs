@@ -9,8 +9,8 @@ mod notices;
 mod turns;
 
 use crate::extension::{
-    Background, CommandReply, CommandSpec, EventSpec, Extension, FooterStatus, HiddenMessage, PalaceTools, PiView,
-    Registration, RunStart, Stats, ToolOutput, ToolSpec,
+    Background, CommandReply, CommandSpec, EarlierMessage, EventSpec, Extension, FooterStatus, HiddenMessage,
+    PalaceTools, PiView, Registration, RunStart, Stats, ToolOutput, ToolSpec,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -264,11 +264,25 @@ pub fn agent_settled() {
     ext().on_agent_settled()
 }
 
+/// A hidden message already on the session's branch (pi's `custom_message` entry): its
+/// `customType` and the text of its content.
+#[napi(object)]
+pub struct SessionMessage {
+    pub custom_type: String,
+    pub text: String,
+}
+
 /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
-/// messages yet (a thread continued at startup is a resume).
+/// messages yet (a thread continued at startup is a resume); `earlier`: the hidden messages on
+/// its branch (what the palace showed them is not injected again).
 #[napi]
-pub fn session_start(reason: String, has_messages: Option<bool>) {
-    ext().on_session_start(&reason, has_messages.unwrap_or(false))
+pub fn session_start(reason: String, has_messages: Option<bool>, earlier: Option<Vec<SessionMessage>>) {
+    let earlier: Vec<EarlierMessage> = earlier
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| EarlierMessage { custom_type: m.custom_type, text: m.text })
+        .collect();
+    ext().on_session_start(&reason, has_messages.unwrap_or(false), &earlier)
 }
 
 /// The message `before_agent_start` injects (pi's `{message}`).

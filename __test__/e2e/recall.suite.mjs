@@ -8,7 +8,9 @@
 //      with its drawer; an unrelated prompt adds none; the same prompt again adds none (no repeats);
 //      an extension's custom-message run about another drawer adds none, the user's own prompt
 //      about it then gets it;
-//   3  the budget (500 ms, the default): with the server stopped (SIGSTOP), the model's request
+//   3  resume (--continue of 2's session, a new process): the drawers 2 recalled are not recalled
+//      again; another topic's drawer is;
+//   4  the budget (500 ms, the default): with the server stopped (SIGSTOP), the model's request
 //      arrives within the budget plus a slack, without recall.
 import { describe, it, expect, beforeAll } from 'vitest';
 import fs from 'node:fs';
@@ -47,8 +49,10 @@ export function recallSuite(target = '0.74.0') {
   let pi;
   const hooks = piSuiteHooks({ dir, project, currentPi: () => pi, report: () => `[recall.e2e timings] ${JSON.stringify(timings)}` });
 
-  const start = async (env, extensions = [root]) => {
-    pi = await startPi({ target, modelBaseUrl: hooks.mock.baseUrl, extensions, env: { ...ENV, ...env }, cwd: project, timeoutMs: 60_000 });
+  // Test 2's session is kept (in `home`) for test 3's --continue; the others run without one.
+  const home = path.join(dir, 'home');
+  const start = async (env, extensions = [root], saved = {}) => {
+    pi = await startPi({ target, modelBaseUrl: hooks.mock.baseUrl, extensions, env: { ...ENV, ...env }, cwd: project, timeoutMs: 60_000, ...saved });
     await ready(pi, 60_000);
     return pi;
   };
@@ -86,7 +90,7 @@ export function recallSuite(target = '0.74.0') {
 
     it('on: a topical prompt gets its drawer after the wake-up; unrelated, repeated and custom-message runs get none', async () => {
       // A budget no loaded machine misses: this test is about what is recalled (the next one about the budget).
-      await start({ MEMPALACE_RECALL: 'on', MEMPALACE_RECALL_BUDGET_MS: '20000' }, [root, CUSTOM_MESSAGE_EXT]);
+      await start({ MEMPALACE_RECALL: 'on', MEMPALACE_RECALL_BUDGET_MS: '20000' }, [root, CUSTOM_MESSAGE_EXT], { session: true, home });
       const [hdr, tele] = TOPICS;
       const first = await ask(hdr.prompt);
       timings.firstRecallMs = first.ms;
@@ -116,6 +120,22 @@ export function recallSuite(target = '0.74.0') {
       expect(pi.events.filter((e) => e.type === 'extension_error')).toEqual([]);
       expect((await pi.close()).code).toBe(0);
     }, 180_000);
+
+    it("resume (--continue): what the earlier process recalled is not recalled again; another topic's drawer is", async () => {
+      // A new process: its memory of the session is the session's own history.
+      await start({ MEMPALACE_RECALL: 'on', MEMPALACE_RECALL_BUDGET_MS: '20000' }, [root], { session: true, home, args: ['--continue'] });
+      const [hdr, tele, rocs] = TOPICS;
+      const resumed = await ask(hdr.prompt);
+      expect(resumed.body.messages.map(textOf), 'resumed the previous session').toContain(tele.prompt);
+      expect(users(resumed.body, WAKEUP_HEAD), 'no new wake-up').toHaveLength(1);
+      const recalls = users(resumed.body, RECALL_HEAD);
+      expect(recalls, 'the earlier recalls only: nothing recalled twice').toHaveLength(2);
+      const other = await ask(rocs.prompt);
+      const after = users(other.body, RECALL_HEAD);
+      expect(after).toHaveLength(3);
+      expect(after[2]).toContain(drawerText(rocs.drawer).slice(0, 60));
+      expect((await pi.close()).code).toBe(0);
+    }, 120_000);
 
     it('never holds the prompt past the budget: a stopped (SIGSTOP) server, the request comes within 500 ms plus slack, without recall', async () => {
       await start({ MEMPALACE_RECALL: 'on' });

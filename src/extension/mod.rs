@@ -20,7 +20,7 @@ pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
 // The core types the binding converts, from the halves that own them.
 pub use crate::palace::exposure::PiView;
-pub use crate::palace::wakeup::{HiddenMessage, RunStart};
+pub use crate::palace::wakeup::{EarlierMessage, HiddenMessage, RunStart};
 #[cfg(all(feature = "node", not(test)))] // the binding's alone (see lib.rs)
 pub(crate) use crate::voice::turn_log::{counts_block, reads_content};
 pub use crate::voice::turn_log::{Content, Message};
@@ -179,9 +179,9 @@ impl Extension {
 
     /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
     /// messages yet (a thread continued at startup is a resume).
-    pub fn on_session_start(&self, reason: &str, has_messages: bool) {
+    pub fn on_session_start(&self, reason: &str, has_messages: bool, earlier: &[EarlierMessage]) {
         if let Some(b) = &self.bridge {
-            b.session_start(reason, has_messages);
+            b.session_start(reason, has_messages, earlier);
         }
     }
 
@@ -229,7 +229,7 @@ mod tests {
         let ext = Extension::new(None, None, Some(crate::palace::config::BridgeOff::Switch));
         assert!(!ext.on_agent_end(&Message::list_from_json(&json!([{"role": "user", "content": "hi"}]))));
         ext.on_agent_settled();
-        ext.on_session_start("startup", false);
+        ext.on_session_start("startup", false, &[]);
         assert_eq!(ext.on_before_agent_start(RunStart::default()).await, None);
         assert_eq!(ext.diary_prompt("x"), None);
         assert_eq!(ext.palace_status(), None);

@@ -10,7 +10,7 @@ use crate::palace::exposure::{self, InForce, PiView, ServerMeta};
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::recall::{self, Injected, RecallCounters};
 use crate::palace::tools::{Refused, Why};
-use crate::palace::wakeup::{compose_wakeup, HiddenMessage, RunStart, SentPrompts, WakeupGate};
+use crate::palace::wakeup::{compose_wakeup, EarlierMessage, HiddenMessage, RunStart, SentPrompts, WakeupGate};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::sync::lock;
 use serde_json::{json, Value};
@@ -682,10 +682,14 @@ impl Bridge {
     /// pi's `session_start`. `has_messages`: the session already holds messages. pi 0.74 starts a
     /// `--continue`d or `--session`-picked thread with reason `startup`; its context is already in
     /// the thread, so it is a resume, not a fresh session.
-    pub(crate) fn session_start(&self, reason: &str, has_messages: bool) {
+    /// `earlier`: the hidden messages already on the session's branch; the drawers and diary
+    /// entries they showed are not injected again.
+    pub(crate) fn session_start(&self, reason: &str, has_messages: bool, earlier: &[EarlierMessage]) {
         self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
-        // A new session thread: what the last one was shown is not in it.
+        // A new session thread: what the last one was shown is not in it, but what its own
+        // history shows (a resumed or forked thread) is.
         self.injected.forget();
+        self.injected.add(earlier.iter().flat_map(EarlierMessage::shown));
         *lock(&self.pending_recall) = None;
     }
 
@@ -693,19 +697,28 @@ impl Bridge {
     /// starts the recall search for `words` (the prompt's own words, the voice provider's
     /// scaffolding cut off) when recall is on, then returns the wake-up message on the first
     /// prompt of a fresh session, or None (not fresh, already done, the palace didn't answer within
-    /// the request timeout). A run an extension started (a custom message, the diary prompt) gets
+    /// the request timeout: then the first prompt after the palace is back gets it). A run an extension started (a custom message, the diary prompt) gets
     /// neither and leaves the wake-up armed for the user's first prompt.
     pub(crate) async fn before_agent_start(&self, start: RunStart<'_>, words: Option<&str>) -> Option<HiddenMessage> {
         let user = self.sent_prompts.user_started(start);
         self.start_recall(if user { words } else { None });
-        if !user || !self.wakeup.take() {
+        if !user {
+            return None;
+        }
+        // A wake-up owed since the palace was down is given once it is back on its own (a
+        // prompt never waits for a try of a palace that is down).
+        let fire = self.wakeup.take() || (self.client().stats().connected && self.wakeup.take_owed());
+        if !fire {
             return None;
         }
         // The wake-up's budget, owned here: the handshake counts against it (a cold palace
         // doesn't hold the prompt) and the calls get what is left (each bounded by the caller).
         let budget = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
         let t0 = Instant::now();
-        tokio::time::timeout(budget, self.connect()).await.ok()?.ok()?;
+        if !matches!(tokio::time::timeout(budget, self.connect()).await, Ok(Ok(_))) {
+            self.wakeup.owe();
+            return None;
+        }
         let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
         let woke = compose_wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, left).await?;
         self.injected.add(woke.shown);

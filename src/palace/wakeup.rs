@@ -35,12 +35,35 @@ impl HiddenMessage {
     }
 }
 
+/// A hidden message an extension put on the session's branch before this process saw it (pi's
+/// `custom_message` entries, told at `session_start`): a resumed session's memory of what the
+/// palace showed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierMessage {
+    pub custom_type: String,
+    pub text: String,
+}
+
+impl EarlierMessage {
+    /// What the palace showed in it (recall's keys): the diary entries of a wake-up, the drawers
+    /// of a recall; nothing for another extension's message.
+    pub(crate) fn shown(&self) -> Vec<String> {
+        match self.custom_type.as_str() {
+            WAKEUP_CUSTOM_TYPE => shown_in(&self.text),
+            super::recall::RECALL_CUSTOM_TYPE => super::recall::recalled_ids(&self.text),
+            _ => Vec::new(),
+        }
+    }
+}
+
 const IDLE: u8 = 0;
 const ARMED: u8 = 1;
+const OWED: u8 = 2;
 
 /// "Fresh session" state machine: `session_start` with reason `startup` or `new` arms it, any
 /// other reason (`resume`, `fork`, `reload`, unknown) disarms it; [`WakeupGate::take`] fires
-/// once per arming.
+/// once per arming. A wake-up that fired but couldn't reach the palace is [owed](WakeupGate::owe)
+/// to a later prompt of the session, given once the palace is back ([`WakeupGate::take_owed`]).
 #[derive(Debug, Default)]
 pub(crate) struct WakeupGate(AtomicU8);
 
@@ -63,6 +86,18 @@ impl WakeupGate {
     /// On `before_agent_start`: true exactly once after an arming `session_start`.
     pub(crate) fn take(&self) -> bool {
         self.0.compare_exchange(ARMED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    }
+
+    /// The wake-up [`take`](Self::take) fired didn't reach the palace (down, or no handshake
+    /// within its budget): a later prompt of this session gets it. A `session_start` in between
+    /// decides afresh.
+    pub(crate) fn owe(&self) {
+        let _ = self.0.compare_exchange(IDLE, OWED, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// True once for an owed wake-up.
+    pub(crate) fn take_owed(&self) -> bool {
+        self.0.compare_exchange(OWED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 }
 
@@ -123,6 +158,19 @@ pub(crate) struct Wakeup {
     pub shown: Vec<String>,
 }
 
+/// How the diary's section of a wake-up message begins (`agent_name` follows).
+const DIARY_SECTION: &str = "## Your diary (mempalace_diary_read, agent_name ";
+
+/// The diary entries a wake-up message of [`compose_wakeup`]'s showed (its diary section holds
+/// `mempalace_diary_read`'s answer), as recall's keys: a resumed session doesn't inject them again.
+pub(crate) fn shown_in(message: &str) -> Vec<String> {
+    let Some((_, section)) = message.split_once(&format!("\n\n{DIARY_SECTION}")) else {
+        return Vec::new();
+    };
+    let answer = section.split_once('\n').map_or("", |(_, rest)| rest);
+    super::recall::diary_keys(answer.split("\n\n## ").next().unwrap_or(""))
+}
+
 /// Calls `mempalace_status {}` and `mempalace_diary_read {agent_name}` concurrently, each bounded
 /// by `timeout`, and composes the wake-up message content from whatever answered. `None` when
 /// neither did. Failures are logged on stderr.
@@ -137,8 +185,7 @@ pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, 
         Err(e) => diag!("mempalace wake-up: mempalace_status failed: {e}"),
     }
     match diary {
-        Ok(text) => sections
-            .push(format!("## Your diary (mempalace_diary_read, agent_name \"{agent_name}\")\n{}", text.trim_end())),
+        Ok(text) => sections.push(format!("{DIARY_SECTION}\"{agent_name}\")\n{}", text.trim_end())),
         Err(e) => diag!("mempalace wake-up: mempalace_diary_read failed: {e}"),
     }
     if sections.is_empty() {
@@ -176,6 +223,15 @@ mod tests {
         g.session_start("startup");
         g.session_start("resume");
         assert!(!g.take());
+        // A wake-up that didn't reach the palace is owed once.
+        g.owe();
+        assert!(g.take_owed() && !g.take_owed() && !g.take());
+        g.session_start("new");
+        assert!(!g.take_owed(), "armed is not owed");
+        assert!(g.take());
+        g.owe();
+        g.session_start("resume");
+        assert!(!g.take_owed(), "a resume forgets what the last session was owed");
     }
 
     #[test]
@@ -209,6 +265,24 @@ mod tests {
         assert!(calls.iter().any(|c| c.tool == "mempalace_status" && c.args == json!({})));
         assert!(calls.iter().any(|c| c.tool == "mempalace_diary_read" && c.args == json!({"agent_name": "pi-laptop"})));
         assert!(calls.iter().all(|c| c.timeout == Some(Duration::from_secs(5))));
+    }
+
+    #[tokio::test]
+    async fn a_resumed_session_knows_the_diary_entries_its_wake_up_showed() {
+        let caller = FakeCaller::new();
+        let diary = json!({"agent": "pi", "entries": [{"date": "2026-12-01", "content": "SESSION:a|chose.postgres|★"}, {"content": "SESSION:b|two"}], "total": 2});
+        caller.set("mempalace_status", Behaviour::Reply("{\"total_drawers\": 3}\n\n## not a section".into()));
+        caller.set("mempalace_diary_read", Behaviour::Reply(serde_json::to_string_pretty(&diary).unwrap()));
+        let woke = compose_wakeup(&caller, "pi", Duration::from_secs(5)).await.unwrap();
+        assert_eq!(woke.shown.len(), 2);
+        let earlier = EarlierMessage { custom_type: WAKEUP_CUSTOM_TYPE.into(), text: woke.content.clone() };
+        assert_eq!(earlier.shown(), woke.shown);
+        // Only the wake-up's and recall's own messages count.
+        assert!(EarlierMessage { custom_type: "other-ext".into(), text: woke.content }.shown().is_empty());
+        // A wake-up whose diary didn't answer showed none.
+        caller.set("mempalace_diary_read", Behaviour::Fail("down".into()));
+        let woke = compose_wakeup(&caller, "pi", Duration::from_secs(5)).await.unwrap();
+        assert!(shown_in(&woke.content).is_empty());
     }
 
     #[tokio::test]
