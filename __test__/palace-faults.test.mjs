@@ -9,7 +9,7 @@ import { runNode } from './helpers/run-node.mjs';
 
 const fixture = path.join(root, '__test__/fixtures/fault_mcp_server.py');
 // `atLoad`: what the factory registered before returning (later registrations land in `reg` too).
-const loadTimer = `const t0 = performance.now(); const f = require(${JSON.stringify(root + '/index.js')}); const reg = []; f({ registerTool: (t) => reg.push(t.name), on() {}, registerCommand() {} }); const loadMs = performance.now() - t0; const atLoad = reg.slice();`;
+const loadTimer = `const t0 = performance.now(); const f = require(${JSON.stringify(root + '/index.js')}); const reg = []; f({ registerTool: (t) => reg.push(t.name), on() {}, registerCommand() {} }); const loadMs = performance.now() - t0; const atLoad = reg.slice(); const connectedAtLoad = native.stats().palaceConnected;`;
 
 const servers = [];
 afterAll(() => servers.forEach((s) => s.stop()));
@@ -31,13 +31,13 @@ describe('bridge startup and faults', () => {
        const status = await native.callTool('mempalace_diary_write', { agent_name: 'cold', entry: 'cold.start' }, null);
        const callMs = performance.now() - t1;
        await native.sessionShutdown('quit');
-       return { loadMs, atLoad: atLoad.length, callMs, status: status.text.slice(0, 200) };`,
+       return { loadMs, atLoad: atLoad.length, connectedAtLoad, callMs, status: status.text.slice(0, 200) };`,
       env,
       { timeoutMs: 60_000 },
     );
     expect(slow.error).toBeUndefined();
     expect(slow.result.atLoad).toBe(47); // from the cache, before the factory returned
-    expect(slow.result.loadMs).toBeLessThan(500); // the real server needs ~1-3 s to start: load did not wait
+    expect(slow.result.connectedAtLoad).toBe(false); // the factory returned before the handshake: load did not wait
     expect(slow.result.callMs).toBeGreaterThan(slow.result.loadMs);
     expect(slow.result.status).toContain('"success": true'); // the server's answer (mempalace_status only says "Chroma database missing" on a fresh palace)
   });
@@ -75,7 +75,9 @@ describe('bridge startup and faults', () => {
     expect(r.result.tools).toBe(0);
     expect(r.result.stats.mcpSpawns).toBe(3); // the first start and MAX_RESPAWNS=2 respawns
     expect(r.result.err).toMatch(/down|gave up/i);
-    expect(r.result.quickMs).toBeLessThan(200);
+    // At once: no further try (the spawns above) and no wait (a try of this server takes a respawn
+    // round; a bound for a loaded machine, not a measurement).
+    expect(r.result.quickMs).toBeLessThan(1000);
   });
 
   it('talks to a shared palace over HTTP with a bearer token, and the token stays secret', async () => {

@@ -118,7 +118,7 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
     expect(r.result.down.footer).toMatch(/^MemPalace: down, next try (in 1 s|now)$/);
     expect(r.result.down.status).toMatch(/^MemPalace is down: gave up after 1 respawns .*; next try (in 1 s|now), or `\/mempalace reconnect` now$/);
     expect(r.result.quick).toMatch(/MemPalace is down/);
-    expect(r.result.quickMs).toBeLessThan(200);
+    expect(r.result.quickMs).toBeLessThan(1000); // at once: the next try is not due (a bound for a loaded machine)
     // Back, with no reconnect: the palace tools work (the entry written before the restart is read back).
     expect(r.result.read).toContain('before.restart');
     expect(r.result.write).toContain('"success": true');

@@ -73,7 +73,7 @@ describe('MCP client trust and limits', () => {
     expect(r.result.leftAlive).toEqual([]);
     expect(downMs).toBeLessThan(3000); // killed for flooding, not left to the 4 s init timeout
     expect(r.result.err).toMatch(/down: gave up after 1 respawns.*(more than 64|unanswered)/);
-    expect(failMs).toBeLessThan(100);
+    expect(failMs).toBeLessThan(1000); // at once, not another 4 s handshake (a bound for a loaded machine)
     expect(r.stderr).toMatch(/more than 64 unanswered/);
   });
 

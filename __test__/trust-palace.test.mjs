@@ -232,7 +232,7 @@ describe('a palace that is down (rule 8)', () => {
     expect(r.result.cached).toEqual(FIXTURE_TOOLS);
     expect(r.result.feedDirWhileDown).toEqual(r.result.feedBefore); // no staging copies, no lock, nothing written
     expect(r.result.err).toMatch(/MemPalace is down/);
-    expect(r.result.failMs).toBeLessThan(100);
+    expect(r.result.failMs).toBeLessThan(1000); // at once (a bound for a loaded machine, not a measurement)
     // One line says the palace is down, and that transcripts wait for it; no line per trigger.
     expect(mempalaceLines(r.stderr).filter((l) => /feed|fed\b/i.test(l) && !/mempalace_mine/.test(l))).toEqual([expect.stringMatching(/transcripts are not fed/)]);
     expect(r.result.notes).toEqual(['MemPalace connected: 6 tools']);

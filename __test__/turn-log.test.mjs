@@ -132,7 +132,7 @@ describe('agent_end', () => {
     const t0 = performance.now();
     await ext.emit('agent_end', { messages: turn('are you there?', [{ type: 'text', text: 'yes' }]) });
     const handlerMs = performance.now() - t0;
-    expect(handlerMs).toBeLessThan(100);
+    expect(handlerMs).toBeLessThan(1000); // not the 2 s the lock is held (a bound for a loaded machine)
     expect(native().stats().turnWritesInFlight).toBe(1);
     // A tool write meanwhile waits for the lock instead of failing.
     const remembered = ext.text('remember', { fact: 'written during the lock' });
