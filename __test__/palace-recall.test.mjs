@@ -2,9 +2,12 @@
 // pi-like process of its own that runs pi's before_agent_start handlers as pi does (in order, one
 // message each) and keeps what they return.
 import { describe, expect, it } from 'vitest';
-import { tempDir } from './helpers/brain.mjs';
+import path from 'node:path';
+import { root, tempDir } from './helpers/brain.mjs';
 import { stdioEnv } from './helpers/palace.mjs';
 import { runNode } from './helpers/run-node.mjs';
+
+const stopHelper = path.join(root, '__test__/helpers/stop-process.cjs');
 
 // What pi's runner does with an extension's before_agent_start handlers (pi 0.74 and 1.6:
 // `for (const handler of handlers) { const r = await handler(event, ctx); if (r?.message) messages.push(r.message) }`).
@@ -126,7 +129,7 @@ describe('recall (MEMPALACE_RECALL=on, real MemPalace)', () => {
        native.sessionStart('resume', true);
        const warm = recalled(await run('Which database did we pick for the billing service?'));
        const pid = native.stats().mcpChildPid;
-       process.kill(pid, 'SIGSTOP');
+       await require(${JSON.stringify(stopHelper)}).stopProcess(pid);
        const t0 = performance.now();
        const stopped = await run('Where does the deploy pipeline run?');
        const ms = performance.now() - t0;

@@ -119,6 +119,26 @@ async fn real_stdio_handshake_tools_diary_and_errors() {
     assert!(unsafe { libc::kill(pid as libc::pid_t, 0) } != 0);
 }
 
+/// Stops `pid` and waits until every thread of it is stopped: `kill` only queues SIGSTOP, and on
+/// a loaded machine a server not yet stopped still reads what arrives meanwhile.
+async fn stop(pid: u32) {
+    // SAFETY: kill(2) takes two integers and touches no memory of ours.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+    let stopped = || {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the server's threads");
+        tasks.flatten().all(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+            // The state follows the command's closing parenthesis: `T` (stopped).
+            stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T'))
+        })
+    };
+    let t = Instant::now();
+    while !stopped() {
+        assert!(t.elapsed() < Duration::from_secs(10), "pid {pid} did not stop");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_stdio_sigstop_times_out_then_respawns_and_sigkill_with_the_call_unread() {
     let dir = tempfile::tempdir().unwrap();
@@ -129,8 +149,7 @@ async fn real_stdio_sigstop_times_out_then_respawns_and_sigkill_with_the_call_un
     c.call_tool("mempalace_status", json!({}), None).await.unwrap();
     let pid = c.stats().child_pid.unwrap();
 
-    // SAFETY: kill(2) takes two integers and touches no memory of ours.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+    stop(pid).await;
     let t = Instant::now();
     let e = c.call_tool("mempalace_status", json!({}), None).await.unwrap_err();
     let took = t.elapsed();
@@ -147,8 +166,7 @@ async fn real_stdio_sigstop_times_out_then_respawns_and_sigkill_with_the_call_un
     assert!(unsafe { libc::kill(pid as libc::pid_t, 0) } != 0, "the stalled child is gone");
 
     // SIGKILL while a call is in flight (the child is stopped so the call surely is).
-    // SAFETY: kill(2) takes two integers and touches no memory of ours.
-    unsafe { libc::kill(pid2 as libc::pid_t, libc::SIGSTOP) };
+    stop(pid2).await;
     let calls = c.stats().calls;
     let c2 = c.clone();
     let call = tokio::spawn(async move { c2.call_tool("mempalace_status", json!({}), None).await });

@@ -20,6 +20,7 @@ import { startPi, ready, root, childPids, TARGETS } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { stdioEnv } from '../helpers/palace.mjs';
 import { runNode } from '../helpers/run-node.mjs';
+import { stopProcess } from '../helpers/stop-process.cjs';
 
 const SET = JSON.parse(fs.readFileSync(path.join(root, 'bench/recall/set.json'), 'utf8'));
 const prompt = (drawer) => SET.prompts.find((p) => p.drawer === drawer && p.kind === 'summary');
@@ -143,7 +144,7 @@ export function recallSuite(target = '0.74.0') {
       await ask(UNRELATED.prompt);
       const [child] = childPids(pi.pid).filter((c) => { try { return fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('mempalace'); } catch { return false; } });
       expect(child, 'the MemPalace child').toBeDefined();
-      process.kill(child, 'SIGSTOP');
+      await stopProcess(child);
       let stopped;
       try {
         stopped = await ask(TOPICS[2].prompt);
