@@ -23,6 +23,19 @@ afterAll(() => Promise.all(cleanup.map((f) => f())));
 const base = (dir) => ({ MEMPALACE_BRIDGE: '1', PI_CODING_AGENT_DIR: path.join(dir, 'agent'), HOME: dir, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED: '0' });
 const stdioEnv = (dir, args = '', extra = {}) => ({ ...base(dir), MEMPALACE_MCP_BIN: 'python3', MEMPALACE_MCP_ARGS: `${fixture} ${args}`.trim(), MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10', ...extra });
 
+/**
+ * The real stdio server on `dir`'s palace behind a command that fails while `broken` exists (a
+ * palace on a disk not yet mounted): {env, broken, wrapper}; `wrapper` is the MEMPALACE_MCP_ARGS.
+ */
+function notYetMounted(dir) {
+  const env = palace.stdioEnv(dir);
+  const broken = path.join(dir, 'broken');
+  const wrapper = path.join(dir, 'mempalace-when-mounted.sh');
+  fs.writeFileSync(broken, '');
+  fs.writeFileSync(wrapper, `[ -e ${JSON.stringify(broken)} ] && exit 3\nexec bash ${JSON.stringify(path.join(palace.toolsDir, 'start-stdio.sh'))} "$@"\n`);
+  return { env, broken, wrapper };
+}
+
 /** A fixture over HTTP behind a front (see startFront); closed after the file. */
 async function remote(args, front) {
   const srv = await startFixtureHttp(args);
@@ -135,12 +148,7 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
 
   it('feeds again by itself once a stdio palace that kept dying starts: the background try brings it back, no call needed', async () => {
     const dir = tempDir('dotty-palace-feed-back-');
-    const env = palace.stdioEnv(dir);
-    // The server's own command, failing while `broken` exists (as a palace on a disk not yet mounted).
-    const broken = path.join(dir, 'broken');
-    const wrapper = path.join(dir, 'mempalace-when-mounted.sh');
-    fs.writeFileSync(broken, '');
-    fs.writeFileSync(wrapper, `[ -e ${JSON.stringify(broken)} ] && exit 3\nexec bash ${JSON.stringify(path.join(palace.toolsDir, 'start-stdio.sh'))} "$@"\n`);
+    const { env, broken, wrapper } = notYetMounted(dir);
     palace.writeSession(path.join(env.PI_CODING_AGENT_DIR, 'sessions', '--work--', 's1.jsonl'), [['user', 'our tortoise Quentin hibernates in the cellar'], ['assistant', 'Quentin sounds cosy']]);
     const r = await runNode(
       `const fs = require('node:fs');
@@ -168,12 +176,7 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
 
   it('a palace that was down at the first prompt and came back on its own: the next prompt gets the wake-up and pi gets its tools', async () => {
     const dir = tempDir('dotty-palace-late-wakeup-');
-    const env = palace.stdioEnv(dir);
-    // The server's own command, failing while `broken` exists (a palace on a disk not yet mounted).
-    const broken = path.join(dir, 'broken');
-    const wrapper = path.join(dir, 'mempalace-when-mounted.sh');
-    fs.writeFileSync(broken, '');
-    fs.writeFileSync(wrapper, `[ -e ${JSON.stringify(broken)} ] && exit 3\nexec bash ${JSON.stringify(path.join(palace.toolsDir, 'start-stdio.sh'))} "$@"\n`);
+    const { env, broken, wrapper } = notYetMounted(dir);
     const r = await runNode(
       `const fs = require('node:fs');
        // pi's before_agent_start, as pi runs it: each handler in order, their messages kept.
