@@ -697,8 +697,9 @@ impl Bridge {
     /// starts the recall search for `words` (the prompt's own words, the voice provider's
     /// scaffolding cut off) when recall is on, then returns the wake-up message on the first
     /// prompt of a fresh session, or None (not fresh, already done, the palace didn't answer within
-    /// the request timeout: then the first prompt after the palace is back gets it). A run an extension started (a custom message, the diary prompt) gets
-    /// neither and leaves the wake-up armed for the user's first prompt.
+    /// the request timeout: then the first prompt after the palace is back gets it). A run an
+    /// extension started (a custom message, the diary prompt) gets neither and leaves the wake-up
+    /// armed for the user's first prompt.
     pub(crate) async fn before_agent_start(&self, start: RunStart<'_>, words: Option<&str>) -> Option<HiddenMessage> {
         let user = self.sent_prompts.user_started(start);
         self.start_recall(if user { words } else { None });
@@ -707,6 +708,7 @@ impl Bridge {
         }
         // A wake-up owed since the palace was down is given once it is back on its own (a
         // prompt never waits for a try of a palace that is down).
+        let session = self.wakeup.session();
         let fire = self.wakeup.take() || (self.client().stats().connected && self.wakeup.take_owed());
         if !fire {
             return None;
@@ -716,7 +718,7 @@ impl Bridge {
         let budget = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
         let t0 = Instant::now();
         if !matches!(tokio::time::timeout(budget, self.connect()).await, Ok(Ok(_))) {
-            self.wakeup.owe();
+            self.wakeup.owe(session);
             return None;
         }
         let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));

@@ -7,7 +7,7 @@
 use super::{call_bounded, PalaceCaller};
 use crate::diag;
 use serde_json::json;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -65,11 +65,16 @@ const OWED: u8 = 2;
 /// once per arming. A wake-up that fired but couldn't reach the palace is [owed](WakeupGate::owe)
 /// to a later prompt of the session, given once the palace is back ([`WakeupGate::take_owed`]).
 #[derive(Debug, Default)]
-pub(crate) struct WakeupGate(AtomicU8);
+pub(crate) struct WakeupGate(AtomicU8, AtomicU64);
 
 impl WakeupGate {
     pub(crate) fn new() -> Self {
-        WakeupGate(AtomicU8::new(IDLE))
+        WakeupGate(AtomicU8::new(IDLE), AtomicU64::new(0))
+    }
+
+    /// Which `session_start` the gate is on (each one counts): an owed wake-up belongs to one.
+    pub(crate) fn session(&self) -> u64 {
+        self.1.load(Ordering::SeqCst)
     }
 
     /// True for the `session_start` reasons that begin a fresh thread.
@@ -80,6 +85,7 @@ impl WakeupGate {
     /// pi's `session_start {reason}`.
     pub(crate) fn session_start(&self, reason: &str) {
         let next = if Self::is_fresh_reason(reason) { ARMED } else { IDLE };
+        self.1.fetch_add(1, Ordering::SeqCst);
         self.0.store(next, Ordering::SeqCst);
     }
 
@@ -88,11 +94,13 @@ impl WakeupGate {
         self.0.compare_exchange(ARMED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 
-    /// The wake-up [`take`](Self::take) fired didn't reach the palace (down, or no handshake
-    /// within its budget): a later prompt of this session gets it. A `session_start` in between
-    /// decides afresh.
-    pub(crate) fn owe(&self) {
-        let _ = self.0.compare_exchange(IDLE, OWED, Ordering::SeqCst, Ordering::SeqCst);
+    /// The wake-up [`take`](Self::take) fired in `session` didn't reach the palace (down, or no
+    /// handshake within its budget): a later prompt of that session gets it. After another
+    /// `session_start` (which decided afresh) nothing is owed.
+    pub(crate) fn owe(&self, session: u64) {
+        if self.session() == session {
+            let _ = self.0.compare_exchange(IDLE, OWED, Ordering::SeqCst, Ordering::SeqCst);
+        }
     }
 
     /// True once for an owed wake-up.
@@ -224,14 +232,21 @@ mod tests {
         g.session_start("resume");
         assert!(!g.take());
         // A wake-up that didn't reach the palace is owed once.
-        g.owe();
-        assert!(g.take_owed() && !g.take_owed() && !g.take());
         g.session_start("new");
         assert!(!g.take_owed(), "armed is not owed");
         assert!(g.take());
-        g.owe();
+        g.owe(g.session());
+        assert!(g.take_owed() && !g.take_owed() && !g.take());
+        g.owe(g.session());
         g.session_start("resume");
         assert!(!g.take_owed(), "a resume forgets what the last session was owed");
+        // A wake-up still trying when another session started owes that one nothing.
+        g.session_start("new");
+        let session = g.session();
+        assert!(g.take());
+        g.session_start("resume");
+        g.owe(session);
+        assert!(!g.take_owed() && !g.take());
     }
 
     #[test]
