@@ -35,7 +35,7 @@ impl Extension {
             state_creations: STATE_CREATIONS.load(Ordering::Relaxed),
             voice: self.voice.as_ref().map(|v| v.stats()),
             calls_in_flight: self.calls_in_flight(),
-            palace: self.bridge.as_ref().map(|b| PalaceStats { tools: b.known_tools().len(), mcp: b.client().stats() }),
+            palace: self.bridge.as_ref().map(|b| PalaceStats { tools: b.tool_counts().known, mcp: b.client().stats() }),
             stderr_lines_dropped: crate::diag::DROPPED.load(Ordering::Relaxed),
         }
     }

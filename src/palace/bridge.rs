@@ -79,6 +79,13 @@ struct PendingRecall {
     search: tokio::task::JoinHandle<Result<String, PalaceError>>,
 }
 
+/// How many palace tools are known, and how many of them pi is offered.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ToolCounts {
+    pub(crate) known: usize,
+    pub(crate) offered: usize,
+}
+
 /// The palace tools one load of the extension may register ([`Bridge::registration`]).
 #[derive(Debug)]
 pub(crate) struct Offer {
@@ -346,6 +353,13 @@ impl Bridge {
         lock(&self.tools).clone()
     }
 
+    /// How many tools are known and how many of them pi is offered (`MEMPALACE_TOOLS`), counted
+    /// without copying them (the footer asks on every prompt).
+    pub(crate) fn tool_counts(&self) -> ToolCounts {
+        let tools = lock(&self.tools);
+        ToolCounts { known: tools.len(), offered: tools.iter().filter(|t| self.cfg.tools.allows(&t.name)).count() }
+    }
+
     /// The known tools pi is offered (`MEMPALACE_TOOLS`), before any name clash is looked at.
     pub(crate) fn offered_tools(&self) -> Vec<ToolInfo> {
         self.cfg.tools.apply(self.known_tools())
@@ -601,7 +615,10 @@ impl Bridge {
                 _,
             ) => PalaceState::NotInstalled { bin },
             (Some(why), _) => PalaceState::Down(why),
-            (None, true) => PalaceState::Ready { offered: self.offered_tools().len(), known: self.known_tools().len() },
+            (None, true) => {
+                let ToolCounts { offered, known } = self.tool_counts();
+                PalaceState::Ready { offered, known }
+            }
             (None, false) if self.shut_down.load(Ordering::SeqCst) => PalaceState::Stopped,
             (None, false) => PalaceState::Connecting,
         }
@@ -610,6 +627,7 @@ impl Bridge {
     /// `/mempalace status`: the state, transport, tools, counters, last error and last feed.
     pub(crate) fn status_report(&self) -> String {
         let state = self.state();
+        let counts = self.tool_counts();
         let s = self.client().stats();
         let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), |(e, _)| e.to_string());
         [
@@ -621,9 +639,7 @@ impl Bridge {
             ),
             format!(
                 "tools: {} offered to pi of {} known (MEMPALACE_TOOLS={})",
-                self.offered_tools().len(),
-                self.known_tools().len(),
-                self.cfg.tools
+                counts.offered, counts.known, self.cfg.tools
             ),
             format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
             format!("last error: {last_error}"),
