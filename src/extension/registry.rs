@@ -67,15 +67,21 @@ impl Registration {
             .unwrap_or_default();
         let offer = bridge.registration(pi.as_ref(), &taken);
         let (in_force, namespace) = (offer.in_force, offer.namespace);
-        let tools: Vec<ToolSpec> =
-            offer.tools.into_iter().map(|(t, exposure)| palace_spec(t, exposure, Some(namespace.clone()))).collect();
         // Before any tool list is known (a first start, no cache) the configuration says whether
         // the palace's tools will be reached through pi's tool, as pi's own MCP activates it from
         // its configuration: a prompt sent before the handshake ends reaches the palace then.
-        let reached =
-            tools.iter().any(|t| t.exposure.is_some()) || (offer.awaiting && in_force.mode != Exposure::Direct);
+        let reached = offer.tools.iter().any(|(_, exposure)| exposure.is_some())
+            || (offer.awaiting && in_force.mode != Exposure::Direct);
         // On a pi without exposure every tool registered is direct, whatever it was given.
-        let tools = self.keep_changed(tools, pi.as_ref().is_none_or(|v| v.exposure));
+        let exposure_counts = pi.as_ref().is_none_or(|v| v.exposure);
+        // Only what pi gets is made a spec (this runs on every prompt, mostly to find nothing new).
+        let tools: Vec<ToolSpec> = offer
+            .tools
+            .into_iter()
+            .filter(|(t, exposure)| self.is_changed(&t.name, *exposure, exposure_counts))
+            .map(|(t, exposure)| palace_spec(t, exposure, Some(namespace.clone())))
+            .collect();
+        let tools = self.keep_changed(tools, exposure_counts);
         let mut activate = Vec::new();
         if let (Some(view), Some(via)) = (&pi, in_force.via) {
             if reached && !self.activated && !view.active.iter().any(|a| a == via) {
@@ -90,14 +96,21 @@ impl Registration {
         self.keep_changed(tools, false)
     }
 
+    /// Whether the tool `name` with `exposure` is not handed to pi yet, or (with
+    /// `exposure_counts`) was handed with another exposure.
+    fn is_changed(&self, name: &str, exposure: Option<&'static str>, exposure_counts: bool) -> bool {
+        self.given.get(name).is_none_or(|before| exposure_counts && *before != exposure)
+    }
+
     /// The tools not handed to pi yet, and (with `exposure_counts`) those handed with another
     /// exposure; each name once.
     fn keep_changed(&mut self, tools: Vec<ToolSpec>, exposure_counts: bool) -> Vec<ToolSpec> {
         tools
             .into_iter()
-            .filter(|t| match self.given.insert(t.name.clone(), t.exposure) {
-                None => true,
-                Some(before) => exposure_counts && before != t.exposure,
+            .filter(|t| {
+                let changed = self.is_changed(&t.name, t.exposure, exposure_counts);
+                self.given.insert(t.name.clone(), t.exposure);
+                changed
             })
             .collect()
     }
