@@ -10,7 +10,7 @@
 //! length) so that the 512-tool, 4 MiB and 16 KiB limits are reached.
 
 use dotty_pi_ext::mcp::{parse_tool, ToolInfo};
-use dotty_pi_ext::palace::{cache, tools as rules};
+use dotty_pi_ext::palace::offer::{cache, tools as rules};
 use serde_json::Value;
 use std::cell::RefCell;
 

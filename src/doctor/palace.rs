@@ -9,7 +9,7 @@ use crate::mcp::{McpClient, McpConfig, McpError};
 use crate::palace::feed::export;
 use crate::palace::feed::{LastFeed, Ran, SkipReason};
 use crate::palace::files::age;
-use crate::palace::{cache, PalaceConfig};
+use crate::palace::{offer::cache, PalaceConfig};
 use std::time::{Duration, Instant};
 
 pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Check> {
@@ -36,7 +36,7 @@ pub async fn check(pal: &PalaceConfig, mcp: &McpConfig, cap: Duration) -> Vec<Ch
     let ms = t0.elapsed().as_millis();
     let live = match live {
         Ok(Ok(tools)) => {
-            let admitted = crate::palace::tools::admit(tools, &crate::voice::Tool::names());
+            let admitted = crate::palace::offer::tools::admit(tools, &crate::voice::Tool::names());
             let server = client.server_info().map_or("server info not given".into(), |i| {
                 let field = |k: &str| {
                     i.get(k)

@@ -19,7 +19,7 @@ pub use commands::{CommandReply, CommandSpec, FooterStatus};
 pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
 // The core types the binding converts, from the halves that own them.
-pub use crate::palace::exposure::PiView;
+pub use crate::palace::offer::exposure::PiView;
 pub use crate::palace::wakeup::{EarlierMessage, HiddenMessage, RunStart};
 #[cfg(all(feature = "node", not(test)))] // the binding's alone (see lib.rs)
 pub(crate) use crate::voice::turn_log::{counts_block, reads_content};

@@ -1,9 +1,9 @@
 //! Which tools one load of the extension (one run of `index.js`: startup or `/reload`) hands to
 //! pi: the voice tools, and the palace tools that pi may register now, each name once (again only
-//! when its exposure changed), with the tool pi reaches them through (`palace::exposure`).
+//! when its exposure changed), with the tool pi reaches them through (`palace::offer::exposure`).
 
 use super::Extension;
-use crate::palace::exposure::{Exposure, PiView};
+use crate::palace::offer::exposure::{Exposure, PiView};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -117,7 +117,7 @@ impl Registration {
 }
 
 impl Extension {
-    /// Resolves with the MemPalace server's own tool list (what `palace::tools` and
+    /// Resolves with the MemPalace server's own tool list (what `palace::offer::tools` and
     /// `MEMPALACE_TOOLS` let through) once the background handshake is done; empty when the palace
     /// can't be had.
     pub async fn palace_tools(&self) -> Vec<ToolSpec> {
@@ -153,7 +153,7 @@ fn voice_spec(d: crate::voice::descriptors::Descriptor) -> ToolSpec {
     }
 }
 
-/// A palace tool as pi registers it. It passed `palace::tools` (name, schema type, size), so its
+/// A palace tool as pi registers it. It passed `palace::offer::tools` (name, schema type, size), so its
 /// schema converts to a JS value: napi-rs refuses a value of over a million nodes or 128 levels,
 /// which made a cached million-value schema throw at load, taking the voice tools along.
 fn palace_spec(t: crate::mcp::ToolInfo, exposure: Option<&'static str>, namespace: Option<Value>) -> ToolSpec {

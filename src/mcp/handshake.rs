@@ -7,10 +7,10 @@ use super::transport::Conn;
 use serde_json::{json, Value};
 
 /// One MCP tool as `tools/list` describes it, and as the tool cache keeps it (same JSON names).
-/// What pi may register of it is decided by `palace::tools`, for the live list and the cache alike.
+/// What pi may register of it is decided by `palace::offer::tools`, for the live list and the cache alike.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolInfo {
-    /// As listed: possibly empty or hostile until `palace::tools` has checked it.
+    /// As listed: possibly empty or hostile until `palace::offer::tools` has checked it.
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -73,12 +73,12 @@ pub(crate) async fn handshake(conn: &Conn) -> Result<Handshake, McpError> {
 
 /// Bounds of one `tools/list` walk. Each page is one message (at most
 /// `MEMPALACE_MCP_MAX_MESSAGE_BYTES`), so these cap what a listing can hold in memory; MemPalace
-/// sends one page of 47 tools, and `palace::tools` registers at most 512.
+/// sends one page of 47 tools, and `palace::offer::tools` registers at most 512.
 const MAX_LIST_PAGES: usize = 8;
 const MAX_LISTED_TOOLS: usize = 1024;
 
 /// One entry of a `tools/list` page, taken as it is: an entry without a string name gets the
-/// empty name, so `palace::tools` counts it with the other refused tools (one stderr line per
+/// empty name, so `palace::offer::tools` counts it with the other refused tools (one stderr line per
 /// handshake, not one per entry). A missing `inputSchema` is the empty object schema.
 pub fn parse_tool(mut t: Value) -> ToolInfo {
     let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();

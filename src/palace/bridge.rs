@@ -5,11 +5,10 @@
 //! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
 
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
-use crate::palace::cache;
-use crate::palace::exposure::{self, InForce, PiView, ServerMeta};
 use crate::palace::feed::{FeedOutcome, Feeder};
+use crate::palace::offer::exposure::PiView;
+use crate::palace::offer::{cache, tools, Offer, Shelf, ToolCounts};
 use crate::palace::recall::{self, Injected, RecallCounters};
-use crate::palace::tools::{Refused, Why};
 use crate::palace::wakeup::{compose_wakeup, EarlierMessage, HiddenMessage, RunStart, SentPrompts, WakeupGate};
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::sync::lock;
@@ -26,29 +25,14 @@ const WAKEUP_FALLBACK_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) struct Bridge {
     pub cfg: PalaceConfig,
     mcp_cfg: McpConfig,
-    /// The names no palace tool may take (the voice tools'), handed in by the extension.
-    reserved: Vec<&'static str>,
     /// The MCP client in use and why the palace can't be had, if so (`/mempalace reconnect`
     /// replaces the client).
     current: Arc<CurrentClient>,
-    cache_path: std::path::PathBuf,
-    cache_key: String,
-    /// The last tool list known (checked by `palace::tools`): from the cache file at load,
-    /// replaced by the server's own.
-    // A std Mutex: swapped or cloned, never held across an await.
-    tools: Mutex<Vec<ToolInfo>>,
-    /// The server's namespace texts as last known (the cache's, then the server's).
-    server: Mutex<ServerMeta>,
-    /// The exposure in force once pi's view of its tools was seen (`None` before).
-    exposure: Mutex<Option<InForce>>,
-    /// What the last handshake refused, said together with the names taken in pi on the one
-    /// stderr line of that handshake ([`Bridge::tools_for_pi`]).
-    pending_refused: Mutex<Option<Vec<Refused>>>,
+    /// The palace tools on offer (the `offer` room).
+    shelf: Shelf,
     /// The outcome of the last handshake. A tokio Mutex held across the handshake: everyone who
     /// waits for it shares it; `/mempalace reconnect` runs a new one.
     connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, McpError>>>,
-    /// Names already said on stderr as taken by another tool of this pi process.
-    said_taken: Mutex<Vec<String>>,
     pub wakeup: WakeupGate,
     /// The diary prompts handed to pi's `sendUserMessage`: their runs get no wake-up.
     sent_prompts: SentPrompts,
@@ -62,8 +46,6 @@ pub(crate) struct Bridge {
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
     settled_event: AtomicBool,
-    /// Set once the `MEMPALACE_TOOLS` entries matching no palace tool were said on stderr.
-    said_unmatched: AtomicBool,
     /// The client's handshake count whose tools `tools` holds: a client that came back on its own
     /// (a try after a give-up) has a later one, adopted by [`Bridge::catch_up`].
     adopted: AtomicU64,
@@ -77,27 +59,6 @@ struct PendingRecall {
     /// The budget's end, counted from the run's `before_agent_start`.
     deadline: tokio::time::Instant,
     search: tokio::task::JoinHandle<Result<String, PalaceError>>,
-}
-
-/// How many palace tools are known, and how many of them pi is offered.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ToolCounts {
-    pub(crate) known: usize,
-    pub(crate) offered: usize,
-}
-
-/// The palace tools one load of the extension may register ([`Bridge::registration`]).
-#[derive(Debug)]
-pub(crate) struct Offer {
-    /// The exposure in force.
-    pub(crate) in_force: InForce,
-    /// Each tool with the `exposure` it is registered with (`None`: direct).
-    pub(crate) tools: Vec<(ToolInfo, Option<&'static str>)>,
-    /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
-    pub(crate) namespace: Value,
-    /// No tool list is known yet (no cache, the handshake not done) and the palace may still come
-    /// (installed, not known down): a first start.
-    pub(crate) awaiting: bool,
 }
 
 /// Why the bridge has no palace to offer.
@@ -285,19 +246,6 @@ pub(crate) fn text_of(r: &CallResult) -> String {
         .join("\n")
 }
 
-/// MCP content blocks → pi content blocks: text and images as they are, anything else (audio,
-/// resources) as its JSON text so the model still sees it.
-pub(crate) fn to_pi_content(r: &CallResult) -> Vec<Value> {
-    r.content
-        .iter()
-        .map(|b| match b.get("type").and_then(Value::as_str) {
-            Some("text") => json!({"type": "text", "text": b.get("text").and_then(Value::as_str).unwrap_or_default()}),
-            Some("image") => json!({"type": "image", "data": b.get("data").cloned().unwrap_or_default(), "mimeType": b.get("mimeType").cloned().unwrap_or_default()}),
-            _ => json!({"type": "text", "text": b.to_string()}),
-        })
-        .collect()
-}
-
 impl Bridge {
     /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
     /// (a small file) but starts nothing.
@@ -307,15 +255,8 @@ impl Bridge {
     }
 
     pub(crate) fn new(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Bridge {
-        let cache_key = cache::key(&mcp);
-        let cache_path = cfg.tools_cache_path();
-        let cached = cache::load(&cache_path, &cache_key, &reserved).unwrap_or_else(|why| {
-            crate::diag!(
-                "mempalace: ignoring the tool cache {} ({why}); it is replaced after the next good handshake",
-                cache_path.display()
-            );
-            None
-        });
+        let shelf =
+            Shelf::new(cfg.tools.clone(), cfg.exposure.clone(), reserved, cfg.tools_cache_path(), cache::key(&mcp));
         let current = Arc::new(CurrentClient {
             client: Mutex::new(McpClient::new(mcp.clone())),
             failed: Mutex::new(None),
@@ -325,16 +266,9 @@ impl Bridge {
         Bridge {
             cfg,
             mcp_cfg: mcp,
-            reserved,
             current,
-            cache_path,
-            cache_key,
-            server: Mutex::new(cached.as_ref().map(|c| c.server.clone()).unwrap_or_default()),
-            tools: Mutex::new(cached.map(|c| c.tools).unwrap_or_default()),
-            exposure: Mutex::new(None),
-            pending_refused: Mutex::new(None),
+            shelf,
             connected: tokio::sync::Mutex::new(None),
-            said_taken: Mutex::new(Vec::new()),
             wakeup: WakeupGate::new(),
             sent_prompts: SentPrompts::default(),
             feeder,
@@ -343,151 +277,47 @@ impl Bridge {
             recall_counters: RecallCounters::default(),
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
-            said_unmatched: AtomicBool::new(false),
             adopted: AtomicU64::new(0),
         }
     }
 
-    /// The tools known right now (the cache until the server has answered).
-    pub(crate) fn known_tools(&self) -> Vec<ToolInfo> {
-        lock(&self.tools).clone()
-    }
-
-    /// How many tools are known and how many of them pi is offered (`MEMPALACE_TOOLS`), counted
-    /// without copying them (the footer asks on every prompt).
+    /// How many tools are known and how many of them pi is offered.
     pub(crate) fn tool_counts(&self) -> ToolCounts {
-        let tools = lock(&self.tools);
-        ToolCounts { known: tools.len(), offered: tools.iter().filter(|t| self.cfg.tools.allows(&t.name)).count() }
+        self.shelf.tool_counts()
     }
 
-    /// The known tools pi is offered (`MEMPALACE_TOOLS`), before any name clash is looked at.
-    pub(crate) fn offered_tools(&self) -> Vec<ToolInfo> {
-        self.cfg.tools.apply(self.known_tools())
-    }
-
-    /// The known tools pi may register now: those `MEMPALACE_TOOLS` offers, minus those whose
-    /// names something else in this pi process has (`taken`: pi's tool names, minus this
-    /// extension's own). A name taken is said once on stderr, on the same line as what the last
-    /// handshake refused (one line per handshake).
-    fn tools_for_pi(&self, taken: &[String]) -> Vec<ToolInfo> {
-        let known = self.offered_tools();
-        let clash: Vec<String> =
-            crate::palace::tools::taken_elsewhere(&known, taken).into_iter().map(String::from).collect();
-        let mut said = lock(&self.said_taken);
-        let new: Vec<Refused> = clash
-            .iter()
-            .filter(|n| !said.contains(n))
-            .map(|n| Refused { name: n.clone(), why: Why::AlreadyRegistered })
-            .collect();
-        said.extend(new.iter().map(|r| r.name.clone()));
-        drop(said);
-        self.say_refused(new);
-        known.into_iter().filter(|t| !clash.contains(&t.name)).collect()
-    }
-
-    /// The one stderr line of what the last handshake refused (if not said yet) and of `taken`
-    /// (names found taken in pi since).
-    pub(crate) fn say_refused(&self, taken: Vec<Refused>) {
-        let (source, mut all) = match lock(&self.pending_refused).take() {
-            Some(refused) => ("the palace's tool list", refused),
-            None => ("the palace", Vec::new()),
-        };
-        all.extend(taken);
-        if let Some(line) = crate::palace::tools::summary(source, &all) {
-            crate::diag!("{line}");
-        }
-    }
-
-    /// The exposure in force on the pi `view` describes: resolved (and remembered) from
-    /// `MEMPALACE_EXPOSURE` and what pi can do; a fallback from what was asked is said once on
-    /// stderr.
-    fn expose_on(&self, view: &PiView) -> InForce {
-        let in_force = exposure::resolve(&self.cfg.exposure, view);
-        let mut current = lock(&self.exposure);
-        if current.as_ref() != Some(&in_force) {
-            if let Some(line) = &in_force.fallback {
-                crate::diag!("{line}");
-            }
-            *current = Some(in_force.clone());
-        }
-        in_force
-    }
-
-    /// The exposure in force: as resolved on pi's view, or, before pi's view was seen, the one
-    /// the tools are registered with at load.
-    fn exposure(&self) -> InForce {
-        lock(&self.exposure).clone().unwrap_or_else(|| InForce::tentative(&self.cfg.exposure))
-    }
-
-    /// The palace's namespace for pi's `registerTool` (from the server's texts as last known).
-    fn namespace(&self) -> Value {
-        exposure::namespace(&lock(&self.server))
-    }
-
-    /// The `exposure` the tool `name` is registered with (`None`: direct).
-    fn tool_exposure(&self, in_force: &InForce, name: &str) -> Option<&'static str> {
-        exposure::tool_exposure(&self.cfg.exposure, in_force, name)
-    }
-
-    /// What one load of the extension may register now, asked once: the exposure in force on pi's
-    /// `view` (`None` while pi loads extensions: the one asked for), the tools pi may register (not
-    /// those whose names are `taken` in pi), each with its exposure, and the palace's namespace.
+    /// What one load of the extension may register now ([`Shelf::registration`]), once a client
+    /// that came back on its own was caught up with.
     pub(crate) fn registration(&self, view: Option<&PiView>, taken: &[String]) -> Offer {
         self.catch_up();
-        let in_force = match view {
-            Some(view) => self.expose_on(view),
-            None => self.exposure(),
-        };
-        self.offer(in_force, self.tools_for_pi(taken))
+        self.shelf.registration(view, taken, &|| self.may_come())
     }
 
     /// The server's own tools, once the handshake is done, as [`Bridge::registration`] offers them
     /// (every tool `MEMPALACE_TOOLS` lets through; pi sorts out the names taken when it registers).
     pub(crate) async fn registration_when_connected(&self) -> Result<Offer, McpError> {
         let tools = self.connect().await?;
-        Ok(self.offer(self.exposure(), self.cfg.tools.apply(tools)))
+        Ok(self.shelf.registration_of(tools, &|| self.may_come()))
     }
 
-    fn offer(&self, in_force: InForce, tools: Vec<ToolInfo>) -> Offer {
-        let tools = tools
-            .into_iter()
-            .map(|t| {
-                let exposure = self.tool_exposure(&in_force, &t.name);
-                (t, exposure)
-            })
-            .collect();
-        let unlisted = lock(&self.tools).is_empty();
-        // A palace that is not installed, or known down, will bring no tools to reach; nor will
-        // one whose tools pi is offered by nothing of the bridge's (pi's own MCP offers them).
-        let awaiting = unlisted
-            && self.cfg.tools.offers_any()
-            && !self.mcp_cfg.not_installed()
-            && self.state() == PalaceState::Connecting;
-        Offer { in_force, tools, namespace: self.namespace(), awaiting }
+    /// Whether the palace may still bring tools: installed, and not known down.
+    fn may_come(&self) -> bool {
+        !self.mcp_cfg.not_installed() && self.state() == PalaceState::Connecting
     }
 
     /// The system prompt section on the palace tools not declared, once pi's view was seen.
     pub(crate) fn prompt_section(&self) -> Option<String> {
-        let in_force = lock(&self.exposure).clone()?;
-        let names: Vec<String> = self.offered_tools().into_iter().map(|t| t.name).collect();
-        exposure::prompt_section(&self.cfg.exposure, &in_force, &names)
+        self.shelf.prompt_section()
     }
 
-    /// `/mempalace status`'s exposure line: the mode in force, how it reaches the tools, how many
-    /// are direct.
+    /// `/mempalace status`'s exposure line.
     pub(crate) fn exposure_report(&self) -> String {
-        let in_force = self.exposure();
-        let offered = self.offered_tools();
-        let direct = offered.iter().filter(|t| self.tool_exposure(&in_force, &t.name).is_none()).count();
-        let via = in_force.via.map(|v| format!(" through pi's `{v}` tool")).unwrap_or_default();
-        let seen = if lock(&self.exposure).is_some() { "" } else { " (pi's tools not seen yet)" };
-        let asked = self.cfg.exposure.asked.map_or_else(|| "unset".to_string(), |e| e.to_string());
-        format!(
-            "exposure: {}{via}{seen}, {direct} of {} tools direct (MEMPALACE_EXPOSURE={asked}, MEMPALACE_DIRECT_TOOLS={})",
-            in_force.mode,
-            offered.len(),
-            self.cfg.exposure.direct_tools
-        )
+        self.shelf.exposure_report()
+    }
+
+    /// The one stderr line of what the last handshake refused (if not said yet) and of `taken`.
+    pub(crate) fn say_refused(&self, taken: Vec<tools::Refused>) {
+        self.shelf.say_refused(taken);
     }
 
     /// The MCP client in use.
@@ -496,7 +326,7 @@ impl Bridge {
     }
 
     /// Connects (once; concurrent callers share it) and returns the server's tools as
-    /// `palace::tools` lets them through, refreshing the cache file when they changed. A failure
+    /// `palace::offer::tools` lets them through, refreshing the cache file when they changed. A failure
     /// is said once on stderr and remembered: pi goes on without palace tools, and calls still try
     /// (the client self-heals within its budget).
     pub(crate) async fn connect(&self) -> Result<Vec<ToolInfo>, McpError> {
@@ -570,7 +400,7 @@ impl Bridge {
     }
 
     /// A handshake of `client` that listed `list`: the last error cleared, the tools as
-    /// `palace::tools` lets them through (the cache file refreshed when they or the server's texts
+    /// `palace::offer::tools` lets them through (the cache file refreshed when they or the server's texts
     /// changed), the search warmed for recall. `t0`: when the bridge's own handshake began (said
     /// in debug mode). `say_refused`: what the tool list refused is said with the names taken in
     /// pi, when the tools are next handed to pi (not again for a client that came back on its own,
@@ -578,21 +408,8 @@ impl Bridge {
     fn adopt(&self, client: &McpClient, list: Vec<ToolInfo>, t0: Option<Instant>, say_refused: bool) -> Vec<ToolInfo> {
         let first = self.adopted.swap(client.stats().handshakes, Ordering::SeqCst) == 0;
         self.current.set_failed(None);
-        let admitted = crate::palace::tools::admit(list, &self.reserved);
-        if say_refused || first {
-            *lock(&self.pending_refused) = Some(admitted.refused);
-        }
-        let tools = admitted.tools;
-        self.say_unmatched(&tools);
-        let server = crate::palace::tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
-        let changed = *lock(&self.tools) != tools || *lock(&self.server) != server;
-        if changed {
-            if let Err(e) = cache::save(&self.cache_path, &self.cache_key, &tools, &server, &self.reserved) {
-                crate::diag!("mempalace: could not write the tool cache {}: {e}", self.cache_path.display());
-            }
-            *lock(&self.tools) = tools.clone();
-            *lock(&self.server) = server;
-        }
+        let server = tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
+        let tools = self.shelf.stock(list, server, say_refused || first);
         self.warm_recall();
         if client.config().debug {
             let how =
@@ -653,28 +470,6 @@ impl Bridge {
         .join("\n")
     }
 
-    /// Each `MEMPALACE_TOOLS` and `MEMPALACE_DIRECT_TOOLS` entry that matches none of the server's
-    /// tools, said once on stderr.
-    fn say_unmatched(&self, tools: &[ToolInfo]) {
-        let lists = [
-            ("MEMPALACE_TOOLS", "it offers pi nothing", &self.cfg.tools),
-            ("MEMPALACE_DIRECT_TOOLS", "it declares nothing directly", &self.cfg.exposure.direct_tools),
-        ];
-        let unmatched: Vec<(&str, &str, &str)> = lists
-            .iter()
-            .flat_map(|&(var, outcome, list)| list.unmatched(tools).into_iter().map(move |p| (var, outcome, p)))
-            .collect();
-        if !unmatched.is_empty() && !self.said_unmatched.swap(true, Ordering::SeqCst) {
-            for (var, outcome, p) in unmatched {
-                crate::diag!(
-                    "mempalace: {var} entry {} matches none of the palace's {} tools; {outcome}",
-                    crate::palace::tools::shown(p),
-                    tools.len()
-                );
-            }
-        }
-    }
-
     /// One palace tool call for pi; waits for the background handshake first.
     pub(crate) async fn call(
         &self,
@@ -685,7 +480,7 @@ impl Bridge {
         let mut args = if args.is_object() { args } else { json!({}) };
         // Palace-tool writes pass the feed's redactor; the model is told what was replaced. Whether
         // the tool stores is read under the lock (nothing cloned); the redaction runs outside it.
-        let stores = crate::palace::feed::redact::calls::stores(name, &lock(&self.tools));
+        let stores = self.shelf.with_tools(|tools| crate::palace::feed::redact::calls::stores(name, tools));
         let redacted = crate::palace::feed::redact::calls::guard_call(&self.cfg, stores, &mut args);
         let mut result = self.client().call_tool(name, args, cancel).await;
         match &mut result {
@@ -809,7 +604,7 @@ impl Bridge {
         let named = move |t: &str| role.as_ref().map_or_else(|| t.to_string(), |r| r.tool(t));
         let reach = match &self.cfg.pi_mcp {
             Some(_) => None,
-            None => exposure::reach_hint(&self.cfg.exposure, &self.exposure(), crate::palace::diary::DIARY_TOOL),
+            None => self.shelf.reach_hint(crate::palace::diary::DIARY_TOOL),
         };
         let prompt = crate::palace::diary::diary_prompt(
             &self.cfg.agent_name,

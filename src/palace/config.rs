@@ -44,9 +44,9 @@ pub struct PalaceConfig {
     /// `PATH` as seen at load, for resolving `feed_bin`.
     pub search_path: Option<String>,
     /// `MEMPALACE_TOOLS`: the palace tools pi is offered (default: all).
-    pub tools: super::tool_filter::ToolFilter,
+    pub tools: super::offer::tool_filter::ToolFilter,
     /// `MEMPALACE_EXPOSURE` and `MEMPALACE_DIRECT_TOOLS`: how the tools pi is offered reach the model.
-    pub exposure: super::exposure::ExposureConfig,
+    pub exposure: super::offer::exposure::ExposureConfig,
     /// `MEMPALACE_RECALL*`: per-prompt recall (off by default).
     pub recall: super::recall::RecallConfig,
     /// What pi's own MCP does beside the bridge, when it runs this palace too
@@ -55,8 +55,8 @@ pub struct PalaceConfig {
 }
 
 /// `MEMPALACE_EXPOSURE` (an unknown value is a warning and the default) and `MEMPALACE_DIRECT_TOOLS`.
-fn read_exposure(r: &EnvReader<'_>) -> super::exposure::ExposureConfig {
-    use super::exposure::Exposure;
+fn read_exposure(r: &EnvReader<'_>) -> super::offer::exposure::ExposureConfig {
+    use super::offer::exposure::Exposure;
     let asked = r.text("MEMPALACE_EXPOSURE").and_then(|raw| {
         let e = Exposure::parse(&raw);
         if e.is_none() {
@@ -64,11 +64,12 @@ fn read_exposure(r: &EnvReader<'_>) -> super::exposure::ExposureConfig {
         }
         e
     });
-    let direct_tools = super::tool_filter::ToolFilter::parse_listed(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
+    let direct_tools =
+        super::offer::tool_filter::ToolFilter::parse_listed(r.patterns("MEMPALACE_DIRECT_TOOLS").as_deref());
     if direct_tools.is_listed() {
         r.shown("MEMPALACE_DIRECT_TOOLS", direct_tools.to_string());
     }
-    super::exposure::ExposureConfig { asked, direct_tools }
+    super::offer::exposure::ExposureConfig { asked, direct_tools }
 }
 
 /// `MEMPALACE_FEED_REDACT`: unset = on with the built-in rules; a path = on, plus that file's
@@ -140,7 +141,7 @@ impl PalaceConfig {
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = r.text("MEMPALACE_PI_SSH_TARGET");
         let ssh_refused = ssh_target.as_deref().and_then(super::feed::process::refused_ssh_target);
-        let tools = super::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_TOOLS").as_deref());
+        let tools = super::offer::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_TOOLS").as_deref());
         if !tools.is_all() {
             r.shown("MEMPALACE_TOOLS", tools.to_string());
         }
@@ -195,7 +196,7 @@ impl PalaceConfig {
 
     /// `<agentDir>/mempalace-tools-cache.json`.
     pub(crate) fn tools_cache_path(&self) -> PathBuf {
-        super::cache::cache_path(&self.agent_dir)
+        super::offer::cache::cache_path(&self.agent_dir)
     }
 }
 
@@ -236,12 +237,12 @@ mod tests {
         assert_eq!(c.lock_path(), PathBuf::from("/home/u/.pi/agent/mempalace-feed.lock"));
         assert_eq!(c.tools_cache_path(), PathBuf::from("/home/u/.pi/agent/mempalace-tools-cache.json"));
         assert!(c.tools.is_all());
-        assert_eq!(c.exposure, super::super::exposure::ExposureConfig::default());
+        assert_eq!(c.exposure, super::super::offer::exposure::ExposureConfig::default());
     }
 
     #[test]
     fn exposure_and_direct_tools() {
-        use super::super::exposure::Exposure;
+        use super::super::offer::exposure::Exposure;
         let (c, w) = cfg(&[
             ("MEMPALACE_EXPOSURE", " Deferred "),
             ("MEMPALACE_DIRECT_TOOLS", "mempalace_search,mempalace_diary_*"),

@@ -5,17 +5,14 @@
 //! [`PalaceCaller`], which the MCP client implements (and the tests fake).
 
 pub(crate) mod bridge;
-pub mod cache;
 pub(crate) mod config;
 pub(crate) mod diary;
 pub(crate) mod error;
-pub(crate) mod exposure;
 pub mod feed;
 pub(crate) mod files;
+pub mod offer;
 pub(crate) mod pi_mcp;
 pub(crate) mod recall;
-pub(crate) mod tool_filter;
-pub mod tools;
 pub(crate) mod wakeup;
 
 pub use config::PalaceConfig;

@@ -26,7 +26,7 @@
 //! The project file is read whether or not the user trusted the project in pi.
 
 use super::config::BridgeOff;
-use super::tool_filter::ToolFilter;
+use super::offer::tool_filter::ToolFilter;
 use super::PalaceConfig;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

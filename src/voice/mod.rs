@@ -194,7 +194,11 @@ mod tests {
             assert_eq!(Tool::named(t.name()), Some(t));
         }
         assert_eq!(Tool::named("bash"), None);
-        assert_eq!(Tool::names(), crate::palace::tools::RESERVED_IN_TESTS, "the palace's tests reserve the same names");
+        assert_eq!(
+            Tool::names(),
+            crate::palace::offer::tools::RESERVED_IN_TESTS,
+            "the palace's tests reserve the same names"
+        );
         let direct: Vec<&str> = Tool::ALL.into_iter().filter(|t| t.is_direct()).map(Tool::name).collect();
         assert_eq!(direct, ["memory_lookup", "remember", "recall_person"]);
     }

@@ -28,7 +28,7 @@ pub use outcome::{last_feed_line, redaction_line, LastFeed, Ran};
 
 use super::{PalaceCaller, PalaceConfig, PalaceError};
 // The palace modules the feed's own files (export, process, redact) name as `super::…`.
-use super::{config, files, tools};
+use super::{config, files, offer::tools};
 use crate::diag;
 use crate::sync::lock;
 use futures_util::FutureExt;

@@ -15,10 +15,10 @@
 //! ([`load`], with the time it was saved).
 
 use super::exposure::ServerMeta;
-use super::files::{create_private_dir, now_ms, write_atomic};
 use super::tools;
 use crate::env::Url;
 use crate::mcp::{McpConfig, ToolInfo};
+use crate::palace::files::{create_private_dir, now_ms, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -187,7 +187,7 @@ pub fn save(path: &Path, key: &str, tools: &[ToolInfo], server: &ServerMeta, res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::palace::tools::RESERVED_IN_TESTS as RESERVED;
+    use crate::palace::offer::tools::RESERVED_IN_TESTS as RESERVED;
     use serde_json::json;
 
     fn tools() -> Vec<ToolInfo> {

@@ -118,9 +118,9 @@ pub(crate) fn refusal(tool: &ToolInfo, reserved: &[&str]) -> Option<Why> {
 
 /// The server's namespace texts from its `initialize` answer (`serverInfo`'s `name`, `title`,
 /// `version`; `instructions`), each cut to its limit at a character boundary.
-pub fn server_meta(info: Option<&Value>, instructions: Option<&str>) -> crate::palace::exposure::ServerMeta {
+pub fn server_meta(info: Option<&Value>, instructions: Option<&str>) -> crate::palace::offer::exposure::ServerMeta {
     let text = |k: &str| info.and_then(|i| i.get(k)).and_then(Value::as_str).map(|s| cut(s, MAX_SERVER_TEXT_BYTES));
-    crate::palace::exposure::ServerMeta {
+    crate::palace::offer::exposure::ServerMeta {
         name: text("name"),
         title: text("title"),
         version: text("version"),
@@ -129,7 +129,7 @@ pub fn server_meta(info: Option<&Value>, instructions: Option<&str>) -> crate::p
 }
 
 /// Whether `meta` is within the limits [`server_meta`] cuts to (a cache file's must be).
-pub(crate) fn server_meta_ok(meta: &crate::palace::exposure::ServerMeta) -> bool {
+pub(crate) fn server_meta_ok(meta: &crate::palace::offer::exposure::ServerMeta) -> bool {
     [&meta.name, &meta.title, &meta.version].iter().all(|t| t.as_ref().is_none_or(|t| t.len() <= MAX_SERVER_TEXT_BYTES))
         && meta.instructions.as_ref().is_none_or(|i| i.len() <= MAX_DESCRIPTION_BYTES)
 }
@@ -374,8 +374,8 @@ mod tests {
         assert_eq!(m.version.as_deref().map(str::len), Some(MAX_SERVER_TEXT_BYTES));
         assert_eq!(m.instructions.as_deref().map(str::len), Some(MAX_DESCRIPTION_BYTES));
         assert!(server_meta_ok(&m));
-        assert!(!server_meta_ok(&crate::palace::exposure::ServerMeta { name: Some("n".repeat(300)), ..m }));
-        assert_eq!(server_meta(None, None), crate::palace::exposure::ServerMeta::default());
+        assert!(!server_meta_ok(&crate::palace::offer::exposure::ServerMeta { name: Some("n".repeat(300)), ..m }));
+        assert_eq!(server_meta(None, None), crate::palace::offer::exposure::ServerMeta::default());
     }
 
     #[test]
