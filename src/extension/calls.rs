@@ -8,7 +8,8 @@
 
 use super::{spawn, Extension};
 use crate::error::{Error, Kind};
-use crate::palace::bridge::{text_of, Bridge};
+use crate::palace::bridge::Bridge;
+use crate::palace::connection::text_of;
 use crate::palace::offer::to_pi_content;
 use crate::sync::lock;
 use crate::voice::{Tool, Voice};

@@ -2,7 +2,7 @@
 //! data that the entry hands to pi as they are (`load.js`), and the operator's `feed`.
 
 use super::Extension;
-use crate::palace::bridge::PalaceState;
+use crate::palace::connection::PalaceState;
 
 /// A command as pi registers it (`pi.registerCommand`), minus its handler: pi's handler runs
 /// [`Extension::run_command`] and does what its [`CommandReply`] says.
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn every_footer_state_is_short_and_the_reason_stays_in_the_status() {
         use crate::mcp::McpError;
-        use crate::palace::bridge::Unavailable;
+        use crate::palace::connection::Unavailable;
         let long = McpError::Down {
             respawns: 2,
             last: Some(Box::new(McpError::Spawn(format!(

@@ -5,6 +5,7 @@
 //! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
 
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
+use crate::palace::connection::{ClientCaller, CurrentClient, PalaceState, Unavailable};
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::offer::exposure::PiView;
 use crate::palace::offer::{cache, tools, Offer, Shelf, ToolCounts};
@@ -13,8 +14,6 @@ use crate::palace::wakeup::{compose_wakeup, EarlierMessage, HiddenMessage, RunSt
 use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
 use crate::sync::lock;
 use serde_json::{json, Value};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -61,191 +60,6 @@ struct PendingRecall {
     search: tokio::task::JoinHandle<Result<String, PalaceError>>,
 }
 
-/// Why the bridge has no palace to offer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Unavailable {
-    /// The last handshake failed with this error.
-    Handshake(McpError),
-    /// The client is latched down with this error: it gave up (respawn budget used up; it says
-    /// when it tries again), or an error no try can fix (a wrong token, a certificate).
-    Down(McpError),
-    /// The bridge was shut down (pi quit): `/mempalace reconnect` starts nothing.
-    ShutDown,
-}
-
-impl Unavailable {
-    /// How long until the client tries again on its own, when it is down and will.
-    pub(crate) fn next_try(&self) -> Option<Duration> {
-        match self {
-            Unavailable::Handshake(McpError::Down { retry_in, .. })
-            | Unavailable::Down(McpError::Down { retry_in, .. }) => *retry_in,
-            _ => None,
-        }
-    }
-
-    /// The reason in a line that already says the palace is down (pi's footer).
-    fn without_down_subject(&self) -> String {
-        match self {
-            Unavailable::Handshake(e) | Unavailable::Down(e) => e.without_down_subject(),
-            other => other.to_string(),
-        }
-    }
-}
-
-impl std::fmt::Display for Unavailable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unavailable::Handshake(e) | Unavailable::Down(e) => write!(f, "{e}"),
-            Unavailable::ShutDown => f.write_str("the bridge is shut down"),
-        }
-    }
-}
-
-impl std::error::Error for Unavailable {}
-
-/// The palace's state as `/mempalace status` says it (its first line) and pi's footer shows it
-/// (`extension::commands` makes that short).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum PalaceState {
-    /// No handshake done yet, or a respawn under way.
-    Connecting,
-    /// Connected: `offered` of the `known` tools are pi's (`MEMPALACE_TOOLS`).
-    Ready { offered: usize, known: usize },
-    /// The palace can't be had, and why.
-    Down(Unavailable),
-    /// `bin` (the default server command) is not on PATH and nothing else is configured.
-    NotInstalled { bin: String },
-    /// The bridge was shut down (pi quit).
-    Stopped,
-}
-
-impl std::fmt::Display for PalaceState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PalaceState::Connecting => f.write_str("MemPalace: connecting…"),
-            PalaceState::Ready { offered, known } if offered == known => {
-                write!(f, "MemPalace: ready · {offered} tools")
-            }
-            PalaceState::Ready { offered, known } => write!(f, "MemPalace: ready · {offered} of {known} tools"),
-            PalaceState::Down(why) => write!(f, "MemPalace is down: {}", why.without_down_subject()),
-            PalaceState::NotInstalled { bin } => write!(f, "MemPalace: not installed (`{bin}` is not on PATH)"),
-            PalaceState::Stopped => f.write_str("MemPalace: stopped"),
-        }
-    }
-}
-
-/// The MCP client in use, and the last handshake's error: whether the palace can be had as far
-/// as the bridge knows.
-struct CurrentClient {
-    client: Mutex<Arc<McpClient>>,
-    /// Why the last handshake failed (None: never failed, or a later one succeeded), with the
-    /// client's handshake count then: a later handshake (the client came back on its own) makes
-    /// it history.
-    failed: Mutex<Option<(McpError, u64)>>,
-    /// The writers already said on stderr as holding the palace ([`CurrentClient::said_holder`]).
-    said_holders: Mutex<Vec<String>>,
-}
-
-impl CurrentClient {
-    /// A write refused because another writer holds the palace (`-32001`, MemPalace names the
-    /// holder): one stderr line per holder (its PID), whichever call met it (a tool, the feed).
-    /// The error's own text says the same for the model and the feed outcome. No respawn: a
-    /// JSON-RPC error is an answer from a live server.
-    fn said_holder(&self, e: &McpError) {
-        let Some((holder, pid)) = e.writer_holder() else { return };
-        let key = pid.map_or_else(|| holder.clone(), |p| p.to_string());
-        let mut said = lock(&self.said_holders);
-        if !said.contains(&key) {
-            said.push(key);
-            drop(said);
-            crate::diag!("mempalace: a write was refused: another MemPalace writer holds the palace ({holder}); the bridge's writes fail until it stops");
-        }
-    }
-
-    fn client(&self) -> Arc<McpClient> {
-        lock(&self.client).clone()
-    }
-
-    fn set_failed(&self, error: Option<McpError>) {
-        let handshakes = self.client().stats().handshakes;
-        *lock(&self.failed) = error.map(|e| (e, handshakes));
-    }
-
-    /// The last handshake's error, if no handshake succeeded since.
-    fn last_failure(&self, handshakes: u64) -> Option<McpError> {
-        lock(&self.failed).as_ref().filter(|(_, at)| *at == handshakes).map(|(e, _)| e.clone())
-    }
-
-    /// Why the palace can't be had, or None. "Can't": the client is latched down (respawn budget
-    /// used up, until its next try; a wrong token), or the handshake failed and no later one
-    /// succeeded. Feeding does no work then (docs/trust.md); it resumes by itself when the client
-    /// comes back.
-    fn unavailable(&self) -> Option<Unavailable> {
-        let client = self.client();
-        let s = client.stats();
-        if s.connected && !s.down {
-            return None;
-        }
-        if let Some(e) = client.down_error() {
-            return Some(Unavailable::Down(e));
-        }
-        self.last_failure(s.handshakes).map(Unavailable::Handshake)
-    }
-}
-
-/// [`PalaceCaller`] over the MCP client: text blocks joined, `isError` and JSON-RPC errors as Err.
-struct ClientCaller(Arc<CurrentClient>);
-
-impl PalaceCaller for ClientCaller {
-    fn down_reason(&self) -> Option<Unavailable> {
-        self.0.unavailable()
-    }
-
-    /// Owns the call's bound: when `timeout` runs out the request is cancelled, on the server too
-    /// (notifications/cancelled).
-    fn call<'a>(
-        &'a self,
-        tool: &'a str,
-        args: Value,
-        timeout: Option<Duration>,
-    ) -> Pin<Box<dyn Future<Output = Result<String, PalaceError>> + Send + 'a>> {
-        Box::pin(async move {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let timer = timeout.map(|t| {
-                tokio::spawn(async move {
-                    tokio::time::sleep(t).await;
-                    let _ = tx.send(());
-                })
-            });
-            let r = self.0.client().call_tool(tool, args, Some(rx)).await;
-            if let Some(t) = timer {
-                t.abort();
-            }
-            if let Err(e) = &r {
-                self.0.said_holder(e);
-            }
-            match r {
-                Ok(res) if res.is_error => Err(PalaceError::Tool(text_of(&res))),
-                Ok(res) => Ok(text_of(&res)),
-                Err(McpError::Cancelled) => {
-                    Err(PalaceError::TimedOut { tool: tool.to_string(), after: timeout.unwrap_or_default() })
-                }
-                Err(e) => Err(PalaceError::Mcp(e)),
-            }
-        })
-    }
-}
-
-/// The text blocks of an MCP result, joined with newlines.
-pub(crate) fn text_of(r: &CallResult) -> String {
-    r.content
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 impl Bridge {
     /// The bridge of this configuration; `None` when `MEMPALACE_BRIDGE=0`. Reads the tool cache
     /// (a small file) but starts nothing.
@@ -257,11 +71,7 @@ impl Bridge {
     pub(crate) fn new(cfg: PalaceConfig, mcp: McpConfig, reserved: Vec<&'static str>) -> Bridge {
         let shelf =
             Shelf::new(cfg.tools.clone(), cfg.exposure.clone(), reserved, cfg.tools_cache_path(), cache::key(&mcp));
-        let current = Arc::new(CurrentClient {
-            client: Mutex::new(McpClient::new(mcp.clone())),
-            failed: Mutex::new(None),
-            said_holders: Mutex::new(Vec::new()),
-        });
+        let current = Arc::new(CurrentClient::new(McpClient::new(mcp.clone())));
         let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(current.clone())));
         Bridge {
             cfg,
@@ -374,7 +184,7 @@ impl Bridge {
         if self.shut_down.load(Ordering::SeqCst) {
             return Err(Unavailable::ShutDown);
         }
-        let old = std::mem::replace(&mut *lock(&self.current.client), McpClient::new(self.mcp_cfg.clone()));
+        let old = self.current.replace(McpClient::new(self.mcp_cfg.clone()));
         old.shutdown().await;
         self.adopted.store(0, Ordering::SeqCst);
         let r = self.handshake().await;
@@ -446,7 +256,7 @@ impl Bridge {
         let state = self.state();
         let counts = self.tool_counts();
         let s = self.client().stats();
-        let last_error = lock(&self.current.failed).as_ref().map_or_else(|| "none".into(), |(e, _)| e.to_string());
+        let last_error = self.current.last_error_line();
         [
             state.to_string(),
             format!(
