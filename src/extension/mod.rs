@@ -19,8 +19,8 @@ pub use commands::{CommandReply, CommandSpec, FooterStatus};
 pub use registry::{PalaceTools, Registration, ToolSpec};
 pub use stats::{PalaceStats, Stats};
 // The core types the binding converts, from the halves that own them.
+pub use crate::palace::context::{EarlierMessage, HiddenMessage, RunStart};
 pub use crate::palace::offer::exposure::PiView;
-pub use crate::palace::wakeup::{EarlierMessage, HiddenMessage, RunStart};
 #[cfg(all(feature = "node", not(test)))] // the binding's alone (see lib.rs)
 pub(crate) use crate::voice::turn_log::{counts_block, reads_content};
 pub use crate::voice::turn_log::{Content, Message};

@@ -6,16 +6,15 @@
 
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
 use crate::palace::connection::{ClientCaller, CurrentClient, PalaceState, Unavailable};
+use crate::palace::context::recall::Recall;
+use crate::palace::context::{diary, Context, EarlierMessage, HiddenMessage, RunStart};
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::offer::exposure::PiView;
 use crate::palace::offer::{cache, tools, Offer, Shelf, ToolCounts};
-use crate::palace::recall::{self, Injected, RecallCounters};
-use crate::palace::wakeup::{compose_wakeup, EarlierMessage, HiddenMessage, RunStart, SentPrompts, WakeupGate};
-use crate::palace::{PalaceCaller, PalaceConfig, PalaceError};
-use crate::sync::lock;
+use crate::palace::{PalaceCaller, PalaceConfig};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Wake-up is bounded by the request timeout; with `MEMPALACE_MCP_TIMEOUT_MS=0` (none) by this.
@@ -32,32 +31,15 @@ pub(crate) struct Bridge {
     /// The outcome of the last handshake. A tokio Mutex held across the handshake: everyone who
     /// waits for it shares it; `/mempalace reconnect` runs a new one.
     connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, McpError>>>,
-    pub wakeup: WakeupGate,
-    /// The diary prompts handed to pi's `sendUserMessage`: their runs get no wake-up.
-    sent_prompts: SentPrompts,
+    /// What the palace says into the session (the `context` room): wake-up, recall, diary.
+    context: Context,
     pub feeder: Feeder,
-    /// What this session has injected (the wake-up's diary entries, recalled drawers).
-    injected: Injected,
-    /// The recall search of the run being started: `before_agent_start` starts it, pi's second
-    /// handler of that event ([`Bridge::recall`]) waits for it until its deadline.
-    pending_recall: Mutex<Option<PendingRecall>>,
-    recall_counters: RecallCounters,
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
     settled_event: AtomicBool,
     /// The client's handshake count whose tools `tools` holds: a client that came back on its own
     /// (a try after a give-up) has a later one, adopted by [`Bridge::catch_up`].
     adopted: AtomicU64,
-}
-
-/// A recall search under way for the run being started. The search bounds itself: its call is
-/// given the budget as its timeout, so the caller cancels the request on the server
-/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it.
-struct PendingRecall {
-    query: String,
-    /// The budget's end, counted from the run's `before_agent_start`.
-    deadline: tokio::time::Instant,
-    search: tokio::task::JoinHandle<Result<String, PalaceError>>,
 }
 
 impl Bridge {
@@ -79,12 +61,8 @@ impl Bridge {
             current,
             shelf,
             connected: tokio::sync::Mutex::new(None),
-            wakeup: WakeupGate::new(),
-            sent_prompts: SentPrompts::default(),
+            context: Context::default(),
             feeder,
-            injected: Injected::default(),
-            pending_recall: Mutex::new(None),
-            recall_counters: RecallCounters::default(),
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
             adopted: AtomicU64::new(0),
@@ -220,7 +198,7 @@ impl Bridge {
         self.current.set_failed(None);
         let server = tools::server_meta(client.server_info().as_ref(), client.instructions().as_deref());
         let tools = self.shelf.stock(list, server, say_refused || first);
-        self.warm_recall();
+        Recall::warm(&self.cfg.recall, self.caller(), self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT));
         if client.config().debug {
             let how =
                 t0.map_or_else(|| "again, on its own,".to_string(), |t| format!("in {} ms", t.elapsed().as_millis()));
@@ -272,7 +250,7 @@ impl Bridge {
             format!("last error: {last_error}"),
             format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
             format!("redaction: {}", crate::palace::feed::redaction_line(&self.cfg)),
-            self.recall_counters.report(&self.cfg.recall),
+            self.context.recall_report(&self.cfg.recall),
         ]
         .into_iter()
         .chain(self.cfg.pi_mcp.as_ref().map(|r| format!("pi's MCP: {}", r.line())))
@@ -306,124 +284,47 @@ impl Bridge {
     /// `earlier`: the hidden messages already on the session's branch; the drawers and diary
     /// entries they showed are not injected again.
     pub(crate) fn session_start(&self, reason: &str, has_messages: bool, earlier: &[EarlierMessage]) {
-        self.wakeup.session_start(if has_messages && reason == "startup" { "resume" } else { reason });
-        // A new session thread: what the last one was shown is not in it, but what its own
-        // history shows (a resumed or forked thread) is.
-        self.injected.forget();
-        self.injected.add(earlier.iter().flat_map(EarlierMessage::shown));
-        *lock(&self.pending_recall) = None;
+        self.context.session_start(reason, has_messages, earlier);
     }
 
     /// pi's `before_agent_start` (its first handler of the event): for a run a user started,
     /// starts the recall search for `words` (the prompt's own words, the voice provider's
     /// scaffolding cut off) when recall is on, then returns the wake-up message on the first
-    /// prompt of a fresh session, or None (not fresh, already done, the palace didn't answer within
-    /// the request timeout: then the first prompt after the palace is back gets it). A run an
-    /// extension started (a custom message, the diary prompt) gets neither and leaves the wake-up
-    /// armed for the user's first prompt.
+    /// prompt of a fresh session, or None ([`Context::wakeup`]). A run an extension started (a
+    /// custom message, the diary prompt) gets neither and leaves the wake-up armed for the user's
+    /// first prompt.
     pub(crate) async fn before_agent_start(&self, start: RunStart<'_>, words: Option<&str>) -> Option<HiddenMessage> {
-        let user = self.sent_prompts.user_started(start);
-        self.start_recall(if user { words } else { None });
-        if !user {
+        if !self.context.run_starts(start, words, &self.cfg.recall, self.caller()) {
             return None;
         }
-        // A wake-up owed since the palace was down is given once it is back on its own (a
-        // prompt never waits for a try of a palace that is down).
-        let session = self.wakeup.session();
-        let fire = self.wakeup.take() || (self.client().stats().connected && self.wakeup.take_owed());
-        if !fire {
-            return None;
-        }
-        // The wake-up's budget, owned here: the handshake counts against it (a cold palace
-        // doesn't hold the prompt) and the calls get what is left (each bounded by the caller).
+        // The wake-up's budget, owned here: the handshake counts against it.
         let budget = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
-        let t0 = Instant::now();
-        if !matches!(tokio::time::timeout(budget, self.connect()).await, Ok(Ok(_))) {
-            self.wakeup.owe(session);
-            return None;
-        }
-        let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
-        let woke = compose_wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, left).await?;
-        self.injected.add(woke.shown);
-        Some(HiddenMessage::hidden(woke.content))
-    }
-
-    /// Starts this run's recall search in the background (when recall is on and the prompt has
-    /// words worth searching for), bounded by the recall budget from now; any earlier run's
-    /// search nobody waited for is forgotten (it ends at its own deadline).
-    fn start_recall(&self, words: Option<&str>) {
-        let mut pending = lock(&self.pending_recall);
-        *pending = None;
-        let cfg = &self.cfg.recall;
-        if !cfg.on {
-            return;
-        }
-        let Some(query) = words.and_then(recall::query_of) else {
-            return;
-        };
-        let caller = ClientCaller(self.current.clone());
-        let (args, budget) = (recall::search_args(&query), cfg.budget);
-        let search = tokio::spawn(async move { caller.call(recall::SEARCH_TOOL, args, Some(budget)).await });
-        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, search });
+        let connected = || self.client().stats().connected;
+        let connect = async { self.connect().await.is_ok() };
+        self.context.wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, budget, connected, connect).await
     }
 
     /// pi's second `before_agent_start` handler: the recall message of the run being started, or
-    /// None (recall off, a run a user didn't start, nothing scored high enough or everything was
-    /// already injected, the budget ran out, the palace is down). Waits at most until the budget's
-    /// end; never fails.
+    /// None. Waits at most until the recall budget's end; never fails.
     pub(crate) async fn recall(&self) -> Option<HiddenMessage> {
-        let mut pending = lock(&self.pending_recall).take()?;
-        let answer = tokio::time::timeout_at(pending.deadline, &mut pending.search).await;
-        let counters = &self.recall_counters;
-        let answer = match answer {
-            Ok(Ok(Ok(answer))) => answer,
-            Err(_) | Ok(Ok(Err(PalaceError::TimedOut { .. }))) => return counters.late(),
-            Ok(Ok(Err(e))) => return counters.failed(&e.to_string()),
-            Ok(Err(e)) => return counters.failed(&format!("the search task ended: {e}")),
-        };
-        match recall::hits(&answer) {
-            Ok(hits) => {
-                let message = self.injected.compose(&pending.query, &hits, &self.cfg.recall);
-                counters.answered(message.as_deref());
-                message.map(HiddenMessage::recall)
-            }
-            Err(why) => counters.failed(&why),
-        }
-    }
-
-    /// After a handshake, with recall on: one search in the background, so the server loads its
-    /// embedding model now rather than on the first prompt's recall.
-    fn warm_recall(&self) {
-        if !self.cfg.recall.on || tokio::runtime::Handle::try_current().is_err() {
-            return;
-        }
-        let caller = ClientCaller(self.current.clone());
-        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
-        tokio::spawn(async move {
-            let _ = caller.call(recall::SEARCH_TOOL, recall::search_args("warm up"), Some(timeout)).await;
-        });
+        self.context.recall(&self.cfg.recall).await
     }
 
     /// The `/mempalace-diary [topic]` user message; it says how to reach `mempalace_diary_write`
     /// when that tool is not declared to the model.
     pub(crate) fn diary_prompt(&self, topic: &str) -> String {
-        let topic = topic.trim();
         // pi's own MCP offers the palace's tools: the model knows them by pi's names, and reaches
         // them the way pi describes its MCP servers (not through the bridge's exposure).
-        let role = self.cfg.pi_mcp.clone();
-        let named = move |t: &str| role.as_ref().map_or_else(|| t.to_string(), |r| r.tool(t));
         let reach = match &self.cfg.pi_mcp {
             Some(_) => None,
-            None => self.shelf.reach_hint(crate::palace::diary::DIARY_TOOL),
+            None => self.shelf.reach_hint(diary::DIARY_TOOL),
         };
-        let prompt = crate::palace::diary::diary_prompt(
-            &self.cfg.agent_name,
-            (!topic.is_empty()).then_some(topic),
-            reach.as_deref(),
-            &named,
-        );
-        self.sent_prompts.remember(&prompt);
-        prompt
+        self.context.diary_prompt(&self.cfg.agent_name, topic, reach.as_deref(), self.cfg.pi_mcp.as_ref())
+    }
+
+    /// The palace as the rooms call it: through the client in use, whichever it is then.
+    fn caller(&self) -> Arc<dyn PalaceCaller> {
+        Arc::new(ClientCaller(self.current.clone()))
     }
 
     /// pi's `session_shutdown`: feeds the transcripts; on `quit` then stops the server. Bounded by

@@ -48,7 +48,7 @@ pub struct PalaceConfig {
     /// `MEMPALACE_EXPOSURE` and `MEMPALACE_DIRECT_TOOLS`: how the tools pi is offered reach the model.
     pub exposure: super::offer::exposure::ExposureConfig,
     /// `MEMPALACE_RECALL*`: per-prompt recall (off by default).
-    pub recall: super::recall::RecallConfig,
+    pub recall: super::context::recall::RecallConfig,
     /// What pi's own MCP does beside the bridge, when it runs this palace too
     /// ([`crate::config::Config::effective`]; None: nothing).
     pub pi_mcp: Option<super::pi_mcp::PiRole>,
@@ -165,7 +165,7 @@ impl PalaceConfig {
             search_path: r.process("PATH"),
             tools,
             exposure,
-            recall: super::recall::RecallConfig::read(r),
+            recall: super::context::recall::RecallConfig::read(r),
             pi_mcp: None,
         };
         if let Some(why) = ssh_refused {

@@ -7,14 +7,12 @@
 pub(crate) mod bridge;
 pub(crate) mod config;
 pub(crate) mod connection;
-pub(crate) mod diary;
+pub(crate) mod context;
 pub(crate) mod error;
 pub mod feed;
 pub(crate) mod files;
 pub mod offer;
 pub(crate) mod pi_mcp;
-pub(crate) mod recall;
-pub(crate) mod wakeup;
 
 pub use config::PalaceConfig;
 pub use connection::{call_bounded, PalaceCaller};

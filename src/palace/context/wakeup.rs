@@ -4,57 +4,14 @@
 //! Bounded: both calls run concurrently, each capped by a timeout; whatever answered in time is
 //! used, and if nothing did there is no injection. The prompt is never held hostage.
 
-use super::{call_bounded, PalaceCaller};
 use crate::diag;
+use crate::palace::{call_bounded, PalaceCaller};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// The `customType` of the injected message.
 pub(crate) const WAKEUP_CUSTOM_TYPE: &str = "mempalace-wakeup";
-
-/// A message pi injects before a run (`before_agent_start`'s `{message}`): hidden from the user,
-/// read by the model. The wake-up's, and recall's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HiddenMessage {
-    pub custom_type: &'static str,
-    pub content: String,
-    pub display: bool,
-}
-
-impl HiddenMessage {
-    /// The wake-up message.
-    pub fn hidden(content: String) -> HiddenMessage {
-        HiddenMessage { custom_type: WAKEUP_CUSTOM_TYPE, content, display: false }
-    }
-
-    /// A recall message.
-    pub fn recall(content: String) -> HiddenMessage {
-        HiddenMessage { custom_type: super::recall::RECALL_CUSTOM_TYPE, content, display: false }
-    }
-}
-
-/// A hidden message an extension put on the session's branch before this process saw it (pi's
-/// `custom_message` entries, told at `session_start`): a resumed session's memory of what the
-/// palace showed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EarlierMessage {
-    pub custom_type: String,
-    pub text: String,
-}
-
-impl EarlierMessage {
-    /// What the palace showed in it (recall's keys): the diary entries of a wake-up, the drawers
-    /// of a recall; nothing for another extension's message.
-    pub(crate) fn shown(&self) -> Vec<String> {
-        match self.custom_type.as_str() {
-            WAKEUP_CUSTOM_TYPE => shown_in(&self.text),
-            super::recall::RECALL_CUSTOM_TYPE => super::recall::recalled_ids(&self.text),
-            _ => Vec::new(),
-        }
-    }
-}
 
 const IDLE: u8 = 0;
 const ARMED: u8 = 1;
@@ -68,10 +25,6 @@ const OWED: u8 = 2;
 pub(crate) struct WakeupGate(AtomicU8, AtomicU64);
 
 impl WakeupGate {
-    pub(crate) fn new() -> Self {
-        WakeupGate(AtomicU8::new(IDLE), AtomicU64::new(0))
-    }
-
     /// Which `session_start` the gate is on (each one counts): an owed wake-up belongs to one.
     pub(crate) fn session(&self) -> u64 {
         self.1.load(Ordering::SeqCst)
@@ -106,56 +59,6 @@ impl WakeupGate {
     /// True once for an owed wake-up.
     pub(crate) fn take_owed(&self) -> bool {
         self.0.compare_exchange(OWED, IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
-    }
-}
-
-/// What started a run, as pi's `before_agent_start` says it: `messageType` (pi 1.2+: `"user"` for
-/// a prompt or `pi.sendUserMessage()`, `"custom"` for an extension's custom message; absent in
-/// older pi, where only prompts start runs) and the prompt text.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunStart<'a> {
-    pub message_type: Option<&'a str>,
-    pub prompt: Option<&'a str>,
-}
-
-/// How many prompts [`SentPrompts`] keeps (a diary command sent while a run is going is queued).
-const SENT_PROMPTS_KEPT: usize = 4;
-
-/// The user messages this extension itself sent (`/mempalace-diary`'s prompt, through
-/// `pi.sendUserMessage`): pi reports the run they start as `messageType: "user"`, so the core
-/// remembers them to tell that run apart from one a user started.
-#[derive(Debug, Default)]
-pub(crate) struct SentPrompts(Mutex<Vec<String>>);
-
-impl SentPrompts {
-    /// Remembers a prompt about to be sent (the oldest is forgotten past a few).
-    pub(crate) fn remember(&self, prompt: &str) {
-        let mut sent = crate::sync::lock(&self.0);
-        if sent.len() >= SENT_PROMPTS_KEPT {
-            sent.remove(0);
-        }
-        sent.push(prompt.trim().to_string());
-    }
-
-    /// True (and forgotten) when `prompt` is one this extension sent.
-    pub(crate) fn take(&self, prompt: &str) -> bool {
-        let mut sent = crate::sync::lock(&self.0);
-        match sent.iter().position(|p| p == prompt.trim()) {
-            Some(i) => {
-                sent.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Whether the run `start` describes was started by a user: not by an extension's custom
-    /// message, nor by a prompt this extension sent itself. Only such runs get the wake-up.
-    pub(crate) fn user_started(&self, start: RunStart<'_>) -> bool {
-        if start.message_type.is_some_and(|t| t != "user") {
-            return false;
-        }
-        !start.prompt.is_some_and(|p| self.take(p))
     }
 }
 
@@ -211,12 +114,13 @@ pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::palace::context::EarlierMessage;
     use std::time::Instant;
     use test_support::{Behaviour, FakeCaller};
 
     #[test]
     fn armed_only_by_startup_and_new_and_fires_once() {
-        let g = WakeupGate::new();
+        let g = WakeupGate::default();
         assert!(!g.take(), "not armed before any session_start");
         for reason in ["startup", "new"] {
             g.session_start(reason);
@@ -247,24 +151,6 @@ mod tests {
         g.session_start("resume");
         g.owe(session);
         assert!(!g.take_owed() && !g.take());
-    }
-
-    #[test]
-    fn only_runs_a_user_started_count() {
-        let sent = SentPrompts::default();
-        let user = |prompt| RunStart { message_type: Some("user"), prompt: Some(prompt) };
-        assert!(sent.user_started(user("hi")));
-        assert!(sent.user_started(RunStart { message_type: None, prompt: Some("hi") }), "older pi: no messageType");
-        assert!(sent.user_started(RunStart::default()));
-        assert!(!sent.user_started(RunStart { message_type: Some("custom"), prompt: None }));
-        sent.remember("Write your diary entry\n");
-        assert!(!sent.user_started(user("Write your diary entry")), "our own prompt");
-        assert!(sent.user_started(user("Write your diary entry")), "remembered once: the user may type it too");
-        for i in 0..10 {
-            sent.remember(&format!("p{i}"));
-        }
-        assert!(sent.user_started(user("p0")), "only the last few are kept");
-        assert!(!sent.user_started(user("p9")));
     }
 
     #[tokio::test]

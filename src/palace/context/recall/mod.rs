@@ -1,0 +1,257 @@
+//! Per-prompt recall (`MEMPALACE_RECALL=on`): for each run a user's own prompt starts, MemPalace's
+//! own search with a short keyword query made from the prompt, and the drawers that score at or
+//! above `MEMPALACE_RECALL_MIN_SCORE` injected as one hidden `mempalace-recall` message.
+//!
+//! Small and never in the way (docs/mempalace-bridge.md, "Recall"): the prompt waits at most
+//! `MEMPALACE_RECALL_BUDGET_MS` (the search is cancelled on the server when it runs out), the
+//! message is capped at `MEMPALACE_RECALL_MAX_BYTES`, a drawer already injected in this session is
+//! not injected again, and a prompt with no words worth searching for costs no search at all.
+//! Irrelevant recall on every prompt costs users real money: the threshold and the cap are the
+//! feature.
+//!
+//! [`query`] makes the search's query of a prompt; [`drawers`] reads the answer, picks the drawers
+//! and composes the message, and keeps the session's memory of what was shown; [`Recall`] here
+//! runs the search through the caller the bridge hands it and owns the deadline.
+
+mod drawers;
+mod query;
+
+pub(crate) use drawers::{diary_keys, recalled_ids, Injected};
+
+use super::HiddenMessage;
+use crate::env::EnvReader;
+use crate::palace::{PalaceCaller, PalaceError};
+use crate::sync::lock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The `customType` of the injected message.
+pub(crate) const RECALL_CUSTOM_TYPE: &str = "mempalace-recall";
+
+/// The smallest `MEMPALACE_RECALL_MAX_BYTES` that holds the header and one useful line.
+pub(crate) const MIN_MAX_BYTES: usize = 300;
+
+/// `MEMPALACE_RECALL*`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallConfig {
+    /// `MEMPALACE_RECALL=on` (default `off`).
+    pub on: bool,
+    /// `MEMPALACE_RECALL_BUDGET_MS` (default 500, > 0): the longest a prompt waits.
+    pub budget: Duration,
+    /// `MEMPALACE_RECALL_MAX_BYTES` (default 2000, ≥ [`MIN_MAX_BYTES`]).
+    pub max_bytes: usize,
+    /// `MEMPALACE_RECALL_MIN_SCORE` (default 0.45, chosen on the labelled set of bench/recall.mjs): the least `similarity` recalled.
+    pub min_score: f64,
+}
+
+impl RecallConfig {
+    /// Reads the four variables; a malformed value is a warning and the default.
+    pub(crate) fn read(r: &EnvReader<'_>) -> RecallConfig {
+        let on = match r.text("MEMPALACE_RECALL").map(|v| v.to_ascii_lowercase()) {
+            None => false,
+            Some(v) if v == "on" => true,
+            Some(v) if v == "off" => false,
+            Some(v) => {
+                r.warn(format!("MEMPALACE_RECALL={v:?} is not on or off; recall stays off"));
+                false
+            }
+        };
+        RecallConfig {
+            on,
+            budget: r.millis("MEMPALACE_RECALL_BUDGET_MS", false),
+            max_bytes: r.number(
+                "MEMPALACE_RECALL_MAX_BYTES",
+                |n: &usize| *n >= MIN_MAX_BYTES,
+                &format!("a number ≥ {MIN_MAX_BYTES}"),
+            ),
+            min_score: r.fraction("MEMPALACE_RECALL_MIN_SCORE"),
+        }
+    }
+
+    /// `/mempalace status`'s recall line.
+    pub(crate) fn report(&self) -> String {
+        if !self.on {
+            return "recall: off (MEMPALACE_RECALL=on recalls drawers for each prompt)".to_string();
+        }
+        format!(
+            "recall: on, within {} ms, drawers with similarity ≥ {:.2}, at most {} bytes",
+            self.budget.as_millis(),
+            self.min_score,
+            self.max_bytes
+        )
+    }
+}
+
+/// A recall search under way for the run being started. The search bounds itself: its call is
+/// given the budget as its timeout, so the caller cancels the request on the server
+/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it.
+struct PendingRecall {
+    query: String,
+    /// The budget's end, counted from the run's `before_agent_start`.
+    deadline: tokio::time::Instant,
+    search: tokio::task::JoinHandle<Result<String, PalaceError>>,
+}
+
+/// Recall in this process: the search of the run being started (`before_agent_start` starts it,
+/// pi's second handler of that event waits for it until its deadline, [`Recall::message`]) and what
+/// recall did ([`RecallCounters`]).
+#[derive(Default)]
+pub(crate) struct Recall {
+    // A std Mutex: set or taken, never held across an await.
+    pending: Mutex<Option<PendingRecall>>,
+    counters: RecallCounters,
+}
+
+impl Recall {
+    /// A new session thread: a search nobody waited for is forgotten (it ends at its own deadline).
+    pub(crate) fn forget(&self) {
+        *lock(&self.pending) = None;
+    }
+
+    /// Starts this run's recall search in the background through `caller` (when recall is on and
+    /// `words`, the prompt's own, hold any worth searching for), bounded by the recall budget from
+    /// now; any earlier run's search nobody waited for is forgotten.
+    pub(crate) fn start(&self, cfg: &RecallConfig, caller: Arc<dyn PalaceCaller>, words: Option<&str>) {
+        let mut pending = lock(&self.pending);
+        *pending = None;
+        if !cfg.on {
+            return;
+        }
+        let Some(query) = words.and_then(query::query_of) else {
+            return;
+        };
+        let (args, budget) = (query::search_args(&query), cfg.budget);
+        let search = tokio::spawn(async move { caller.call(query::SEARCH_TOOL, args, Some(budget)).await });
+        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, search });
+    }
+
+    /// The recall message of the run being started, or None (recall off, a run a user didn't
+    /// start, nothing scored high enough or everything was already `injected`, the budget ran out,
+    /// the palace is down). Waits at most until the budget's end; never fails.
+    pub(crate) async fn message(&self, cfg: &RecallConfig, injected: &Injected) -> Option<HiddenMessage> {
+        let mut pending = lock(&self.pending).take()?;
+        let answer = tokio::time::timeout_at(pending.deadline, &mut pending.search).await;
+        let counters = &self.counters;
+        let answer = match answer {
+            Ok(Ok(Ok(answer))) => answer,
+            Err(_) | Ok(Ok(Err(PalaceError::TimedOut { .. }))) => return counters.late(),
+            Ok(Ok(Err(e))) => return counters.failed(&e.to_string()),
+            Ok(Err(e)) => return counters.failed(&format!("the search task ended: {e}")),
+        };
+        match drawers::hits(&answer) {
+            Ok(hits) => {
+                let message = injected.compose(&pending.query, &hits, cfg);
+                counters.answered(message.as_deref());
+                message.map(HiddenMessage::recall)
+            }
+            Err(why) => counters.failed(&why.to_string()),
+        }
+    }
+
+    /// After a handshake, with recall on: one search in the background through `caller`, so the
+    /// server loads its embedding model now rather than on the first prompt's recall.
+    pub(crate) fn warm(cfg: &RecallConfig, caller: Arc<dyn PalaceCaller>, timeout: Duration) {
+        if !cfg.on || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        tokio::spawn(async move {
+            let _ = caller.call(query::SEARCH_TOOL, query::search_args("warm up"), Some(timeout)).await;
+        });
+    }
+
+    /// `/mempalace status`'s recall line: the settings and what recall did.
+    pub(crate) fn report(&self, cfg: &RecallConfig) -> String {
+        self.counters.report(cfg)
+    }
+}
+
+/// What recall did in this process, for `/mempalace status`; a failing search is said once on
+/// stderr until one succeeds again.
+#[derive(Debug, Default)]
+struct RecallCounters {
+    searched: AtomicU64,
+    injected: AtomicU64,
+    bytes: AtomicU64,
+    late: AtomicU64,
+    failed: AtomicU64,
+    said_failure: AtomicBool,
+}
+
+impl RecallCounters {
+    /// A search answered in time; `message` is what it injected.
+    pub(crate) fn answered(&self, message: Option<&str>) {
+        self.searched.fetch_add(1, Ordering::Relaxed);
+        self.said_failure.store(false, Ordering::Relaxed);
+        if let Some(m) = message {
+            self.injected.fetch_add(1, Ordering::Relaxed);
+            self.bytes.fetch_add(m.len() as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// The budget ran out: nothing is injected.
+    pub(crate) fn late<T>(&self) -> Option<T> {
+        self.late.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+
+    /// The search failed (`why`): nothing is injected; said once until a search succeeds.
+    pub(crate) fn failed<T>(&self, why: &str) -> Option<T> {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        if !self.said_failure.swap(true, Ordering::Relaxed) {
+            crate::diag!("mempalace recall: {why}; prompts go on without recall");
+        }
+        None
+    }
+
+    /// `/mempalace status`'s recall line: the settings and what recall did.
+    pub(crate) fn report(&self, cfg: &RecallConfig) -> String {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        if !cfg.on {
+            return cfg.report();
+        }
+        format!(
+            "{}; {} searched, {} injected ({} bytes), {} over the budget, {} failed",
+            cfg.report(),
+            n(&self.searched),
+            n(&self.injected),
+            n(&self.bytes),
+            n(&self.late),
+            n(&self.failed)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_variables() {
+        let read = |vars: &[(&str, &str)]| {
+            let get = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+            let r = EnvReader::new(&get);
+            let c = RecallConfig::read(&r);
+            (c, r.finish().0)
+        };
+        let (c, w) = read(&[]);
+        assert_eq!(c, RecallConfig { on: false, budget: Duration::from_millis(500), max_bytes: 2000, min_score: 0.45 });
+        assert!(w.is_empty());
+        let (c, w) = read(&[
+            ("MEMPALACE_RECALL", "ON"),
+            ("MEMPALACE_RECALL_BUDGET_MS", "250"),
+            ("MEMPALACE_RECALL_MAX_BYTES", "800"),
+            ("MEMPALACE_RECALL_MIN_SCORE", "0.55"),
+        ]);
+        assert_eq!(c, RecallConfig { on: true, budget: Duration::from_millis(250), max_bytes: 800, min_score: 0.55 });
+        assert!(w.is_empty(), "{w:?}");
+        let (c, w) = read(&[
+            ("MEMPALACE_RECALL", "yes"),
+            ("MEMPALACE_RECALL_BUDGET_MS", "0"),
+            ("MEMPALACE_RECALL_MAX_BYTES", "10"),
+            ("MEMPALACE_RECALL_MIN_SCORE", "1.5"),
+        ]);
+        assert_eq!(c, RecallConfig { on: false, budget: Duration::from_millis(500), max_bytes: 2000, min_score: 0.45 });
+        assert_eq!(w.len(), 4, "{w:?}");
+    }
+}
