@@ -49,9 +49,9 @@ impl Config {
         // pi 1.x may run a MemPalace server of its own (its mcp.json): one writer, no duplicate tools.
         if cfg.palace.enabled() {
             let url = cfg.mcp.remote_url.as_ref().map(crate::env::Url::expose).map(String::from);
-            let found = crate::palace::pi_mcp::find(&cfg.palace.agent_dir, cwd, url.as_deref(), get);
-            let decision = crate::palace::pi_mcp::decide(&found, url.as_deref());
-            cfg.pi_mcp = decision.apply(&mut cfg.palace, &mut cfg.mcp);
+            let found = crate::palace::twin::find(&cfg.palace.agent_dir, cwd, url.as_deref(), get);
+            let decision = crate::palace::twin::decide(&found, url.as_deref());
+            cfg.pi_mcp = cfg.palace.beside_pi(&decision, &mut cfg.mcp);
         }
         cfg
     }

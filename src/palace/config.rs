@@ -2,7 +2,10 @@
 //! (docs/mempalace-bridge.md) and listed in [`crate::env::VARIABLES`]. A malformed number is
 //! reported as a warning and the default is used.
 
+use super::offer::tool_filter::ToolFilter;
+use super::twin::{Coexistence, PiRole};
 use crate::env::EnvReader;
+use crate::mcp::McpConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -51,7 +54,7 @@ pub struct PalaceConfig {
     pub recall: super::context::recall::RecallConfig,
     /// What pi's own MCP does beside the bridge, when it runs this palace too
     /// ([`crate::config::Config::effective`]; None: nothing).
-    pub pi_mcp: Option<super::pi_mcp::PiRole>,
+    pub pi_mcp: Option<PiRole>,
 }
 
 /// `MEMPALACE_EXPOSURE` (an unknown value is a warning and the default) and `MEMPALACE_DIRECT_TOOLS`.
@@ -140,7 +143,7 @@ impl PalaceConfig {
         let agent_dir = expanded("PI_CODING_AGENT_DIR").unwrap_or_else(|| PathBuf::from(r.home()).join(".pi/agent"));
         // A target starting with `-` would reach rsync/ssh as an option: refused here, once.
         let ssh_target = r.text("MEMPALACE_PI_SSH_TARGET");
-        let ssh_refused = ssh_target.as_deref().and_then(super::feed::process::refused_ssh_target);
+        let ssh_refused = ssh_target.as_deref().and_then(refused_ssh_target);
         let tools = super::offer::tool_filter::ToolFilter::parse(r.patterns("MEMPALACE_TOOLS").as_deref());
         if !tools.is_all() {
             r.shown("MEMPALACE_TOOLS", tools.to_string());
@@ -174,6 +177,25 @@ impl PalaceConfig {
         cfg
     }
 
+    /// What pi's own MCP makes the bridge do ([`super::twin::decide`]'s `decision`): pi's server
+    /// shared or read through a read-only twin (pi offers the palace's tools, the bridge none; the
+    /// twin is started by `mcp`), or the bridge off beside it. Returns the one stderr line that
+    /// says it (None when alone).
+    pub(crate) fn beside_pi(&mut self, decision: &Coexistence, mcp: &mut McpConfig) -> Option<String> {
+        match decision {
+            Coexistence::Alone => {}
+            Coexistence::ShareServer(_) | Coexistence::ReadOnlyTwin(..) => {
+                self.tools = ToolFilter::none();
+                self.pi_mcp = decision.role();
+            }
+            Coexistence::StepAside(s, _) => {
+                self.off = Some(BridgeOff::PiMcp { name: s.name.clone(), source: s.source.clone() });
+            }
+        }
+        decision.start_twin(mcp);
+        decision.line(mcp)
+    }
+
     /// True unless the bridge is off ([`PalaceConfig::off`]).
     pub(crate) fn enabled(&self) -> bool {
         self.off.is_none()
@@ -200,6 +222,18 @@ impl PalaceConfig {
     }
 }
 
+/// Why an rsync/ssh target is refused: one starting with `-` would reach rsync or ssh as an
+/// option (`-oProxyCommand=...` runs a command), and an empty one is no host.
+pub(crate) fn refused_ssh_target(target: &str) -> Option<String> {
+    if target.starts_with('-') {
+        return Some(format!(
+            "MEMPALACE_PI_SSH_TARGET {} starts with '-' and would be read as an option by rsync/ssh: refused, remote feeding is off",
+            super::offer::tools::shown(target)
+        ));
+    }
+    target.trim().is_empty().then(|| "MEMPALACE_PI_SSH_TARGET is empty: remote feeding is off".to_string())
+}
+
 /// `~` or `~/x` → `$HOME` or `$HOME/x` (pi does the same for `PI_CODING_AGENT_DIR`).
 fn expand_home(p: &str, home: Option<&str>) -> String {
     match (p, home) {
@@ -211,6 +245,7 @@ fn expand_home(p: &str, home: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::twin::{Aside, Launch, PiMempalace};
     use super::*;
     use std::collections::HashMap;
 
@@ -319,5 +354,54 @@ mod tests {
         assert_eq!(c.prepare_timeout, Duration::from_millis(120_000));
         assert_eq!(c.mine_timeout, Duration::from_millis(30_000));
         assert_eq!(c.agent_dir, PathBuf::from("/root/.pi/agent"));
+    }
+
+    #[test]
+    fn applying_the_decision() {
+        let (mut cfg, _) = PalaceConfig::from_lookup(&|_: &str| None);
+        let mut mcp = crate::mcp::McpConfig::default();
+        let s =
+            PiMempalace { name: "mem-palace".into(), source: "/h/.pi/agent/mcp.json".into(), url: None, launch: None };
+        assert_eq!(cfg.beside_pi(&Coexistence::Alone, &mut mcp), None);
+        let said = cfg.beside_pi(&Coexistence::ShareServer(s.clone()), &mut mcp).unwrap();
+        assert!(cfg.enabled() && !cfg.tools.allows("mempalace_search"), "{said}");
+        assert_eq!(cfg.tools.to_string(), "none, pi's own MCP offers them"); // what /mempalace status says
+        assert!(said.contains("mcp__mem_palace__*") && said.contains("/h/.pi/agent/mcp.json"), "{said}");
+        assert!(matches!(&cfg.pi_mcp, Some(PiRole::Shares { name, .. }) if name == "mem-palace"));
+        // The twin: the bridge's server becomes pi's command with --read-only, its env and cwd.
+        let (mut cfg, _) = PalaceConfig::from_lookup(&|_: &str| None);
+        let launch = Launch {
+            bin: "bash".into(),
+            args: vec!["start.sh".into()],
+            env: vec![("API_KEY".into(), "s3cret".into())],
+            cwd: "/srv".into(),
+        };
+        let twin = Coexistence::ReadOnlyTwin(s.clone(), launch.read_only());
+        let said = cfg.beside_pi(&twin, &mut mcp).unwrap();
+        assert!(cfg.enabled() && !cfg.tools.allows("mempalace_search"));
+        assert_eq!(
+            (mcp.bin.as_str(), mcp.args.as_slice(), mcp.bin_set),
+            ("bash", &["start.sh".to_string(), "--read-only".into()][..], true)
+        );
+        assert_eq!(
+            mcp.child_env,
+            [("API_KEY".to_string(), "s3cret".to_string()), ("MEMPALACE_MCP_READ_ONLY".into(), "1".into())]
+        );
+        assert_eq!(mcp.cwd, Some(PathBuf::from("/srv")));
+        assert!(said.contains("read-only twin (`bash start.sh --read-only`)") && !said.contains("s3cret"), "{said}");
+        let role = cfg.pi_mcp.clone().unwrap();
+        assert_eq!(role.tool("mempalace_diary_write"), "mcp__mem_palace__mempalace_diary_write");
+        assert!(role.line().starts_with("pi's own MCP (mcp.json entry \"mem-palace\", /h/.pi/agent/mcp.json) writes; this bridge reads through a read-only twin (wake-up, recall)"), "{}", role.line());
+        assert_eq!(
+            crate::palace::feed::SkipReason::of_config(&cfg),
+            Some(crate::palace::feed::SkipReason::PiMcpWrites)
+        );
+        let said = cfg.beside_pi(&Coexistence::StepAside(s, Aside::OtherHttp), &mut mcp).unwrap();
+        assert!(
+            !cfg.enabled()
+                && said.contains("steps aside (an HTTP server that is not MEMPALACE_REMOTE_URL's;")
+                && said.contains("\"enabled\": false"),
+            "{said}"
+        );
     }
 }

@@ -12,7 +12,7 @@ pub(crate) mod error;
 pub mod feed;
 pub(crate) mod files;
 pub mod offer;
-pub(crate) mod pi_mcp;
+pub(crate) mod twin;
 
 pub use config::PalaceConfig;
 pub use connection::{call_bounded, PalaceCaller};

@@ -11,7 +11,7 @@ pub(crate) mod wakeup;
 
 pub use runs::RunStart;
 
-use super::pi_mcp::PiRole;
+use super::twin::PiRole;
 use crate::palace::PalaceCaller;
 use recall::{Injected, Recall, RecallConfig};
 use runs::SentPrompts;

@@ -28,7 +28,7 @@ pub use outcome::{last_feed_line, redaction_line, LastFeed, Ran};
 
 use super::{PalaceCaller, PalaceConfig, PalaceError};
 // The palace modules the feed's own files (export, process, redact) name as `super::…`.
-use super::{config, files, offer::tools};
+use super::{config, files};
 use crate::diag;
 use crate::sync::lock;
 use futures_util::FutureExt;
@@ -78,7 +78,7 @@ fn is_off(cfg: &PalaceConfig) -> bool {
 
 /// The bridge reads the palace through a read-only twin of pi's own server: nothing to mine with.
 fn reads_only(cfg: &PalaceConfig) -> bool {
-    matches!(cfg.pi_mcp, Some(crate::palace::pi_mcp::PiRole::Writes { .. }))
+    matches!(cfg.pi_mcp, Some(crate::palace::twin::PiRole::Writes { .. }))
 }
 
 /// A remote palace the transcripts can't be sent to: no `MEMPALACE_PI_SSH_TARGET`.

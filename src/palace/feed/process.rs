@@ -143,18 +143,6 @@ pub(crate) fn rsync_args(local_dir: &Path, target: &str, remote_path: &str, ssh_
     ]
 }
 
-/// Why an rsync/ssh target is refused: one starting with `-` would reach rsync or ssh as an
-/// option (`-oProxyCommand=...` runs a command), and an empty one is no host.
-pub(crate) fn refused_ssh_target(target: &str) -> Option<String> {
-    if target.starts_with('-') {
-        return Some(format!(
-            "MEMPALACE_PI_SSH_TARGET {} starts with '-' and would be read as an option by rsync/ssh: refused, remote feeding is off",
-            super::tools::shown(target)
-        ));
-    }
-    target.trim().is_empty().then(|| "MEMPALACE_PI_SSH_TARGET is empty: remote feeding is off".to_string())
-}
-
 fn remote_rel(remote_path: &str) -> String {
     match remote_path {
         "~" => ".".into(),
@@ -176,7 +164,7 @@ pub(crate) async fn rsync_to_remote(
     path_var: Option<&str>,
     timeout: Duration,
 ) -> Result<(), PalaceError> {
-    if let Some(why) = refused_ssh_target(target) {
+    if let Some(why) = super::config::refused_ssh_target(target) {
         return Err(PalaceError::Target(why));
     }
     let rsync = resolve_bin("rsync", path_var).ok_or(PalaceError::NoRsync)?;
