@@ -1,4 +1,9 @@
-//! The MemPalace bridge, assembled: the MCP client (`mcp`) behind the palace logic (`palace`).
+//! The palace wing's front door, as pi sees it: the state the door must own (the configuration,
+//! the client in use, the outcome of the handshake), the handshake itself (shared by everyone who
+//! waits; a client that came back on its own adopted; `/mempalace reconnect`), the palace's state
+//! and `/mempalace status`, and the routing of each pi event and call to the room that serves it:
+//! `offer` (what pi may register, the tools a call may reach), `context` (wake-up, recall, the
+//! diary prompt), `feed` (transcripts, and the redaction of a palace call's writes).
 //!
 //! pi's startup never waits for the palace: tools are described from the cached `tools/list` at
 //! once, the handshake runs in the background, and the first call waits for it (up to the init
@@ -33,7 +38,8 @@ pub(crate) struct Bridge {
     connected: tokio::sync::Mutex<Option<Result<Vec<ToolInfo>, McpError>>>,
     /// What the palace says into the session (the `context` room): wake-up, recall, diary.
     context: Context,
-    pub feeder: Feeder,
+    /// The transcript feed (the `feed` room).
+    feeder: Feeder,
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
     settled_event: AtomicBool,
@@ -258,7 +264,9 @@ impl Bridge {
         .join("\n")
     }
 
-    /// One palace tool call for pi; waits for the background handshake first.
+    /// One palace tool call for pi: its arguments (an object; anything else as `{}`) through the
+    /// redactor of palace-tool writes when the tool stores (`feed::redact::calls`), then the client
+    /// in use, which waits for the background handshake first.
     pub(crate) async fn call(
         &self,
         name: &str,
@@ -350,5 +358,185 @@ impl Bridge {
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
     pub(crate) async fn settled(&self) -> FeedOutcome {
         self.feeder.settled().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::path::Path;
+
+    /// A real MCP server over stdio, with faults and logs on request (`__test__/fixtures`).
+    const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/__test__/fixtures/fault_mcp_server.py");
+
+    /// A bridge on the fixture run with `args`, its files under `agent`, the environment `vars`
+    /// on top (the feed off: these tests are about the door).
+    fn bridge(agent: &Path, args: &[&str], vars: &[(&str, &str)]) -> Bridge {
+        let argv: Vec<&str> = std::iter::once(SERVER).chain(args.iter().copied()).collect();
+        let mut map: HashMap<String, String> = [
+            ("MEMPALACE_MCP_BIN", "python3".to_string()),
+            ("MEMPALACE_MCP_ARGS", argv.join(" ")),
+            ("PI_CODING_AGENT_DIR", agent.display().to_string()),
+            ("MEMPALACE_FEED", "0".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        map.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let get = move |k: &str| map.get(k).cloned();
+        Bridge::new(
+            PalaceConfig::from_lookup(&get).0,
+            McpConfig::from_lookup(&get).0,
+            tools::RESERVED_IN_TESTS.to_vec(),
+        )
+    }
+
+    /// The `tools/call`s the fixture received (its `--log`), as (tool, arguments), in order.
+    fn calls(log: &Path) -> Vec<(String, Value)> {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|m| m["method"] == "tools/call")
+            .map(|m| (m["params"]["name"].as_str().unwrap_or_default().to_string(), m["params"]["arguments"].clone()))
+            .collect()
+    }
+
+    fn user(prompt: &str) -> RunStart<'_> {
+        RunStart { message_type: Some("user"), prompt: Some(prompt) }
+    }
+
+    #[tokio::test]
+    async fn everyone_waits_for_one_handshake_and_the_state_says_what_it_brought() {
+        let d = tempfile::tempdir().unwrap();
+        let b = bridge(d.path(), &[], &[]);
+        assert_eq!(b.state(), PalaceState::Connecting);
+        assert!(b.registration(None, &[]).awaiting, "no tools known yet, and the palace may come");
+        let (x, y, z) = tokio::join!(b.connect(), b.connect(), b.connect());
+        let tools = x.unwrap();
+        assert_eq!((&tools, &tools), (&y.unwrap(), &z.unwrap()));
+        assert_eq!(b.client().stats().handshakes, 1, "one handshake, shared");
+        let n = tools.len();
+        assert!(n > 0);
+        assert_eq!(b.state(), PalaceState::Ready { offered: n, known: n });
+        assert!(b.cfg.tools_cache_path().exists(), "the tool cache is written after the handshake");
+        let offer = b.registration(None, &["echo".to_string()]);
+        assert_eq!(offer.tools.len(), n - 1, "a name taken in pi is not offered");
+        assert!(!offer.awaiting);
+        let status = b.status_report();
+        assert!(status.starts_with(&format!("MemPalace: ready · {n} tools\ntransport: stdio python3 ")), "{status}");
+        assert!(status.contains(&format!("tools: {n} offered to pi of {n} known")), "{status}");
+    }
+
+    #[tokio::test]
+    async fn a_palace_call_passes_the_redactor_then_the_client() {
+        let d = tempfile::tempdir().unwrap();
+        let store = d.path().join("stored.txt");
+        let b = bridge(d.path(), &["--store", &store.display().to_string()], &[]);
+        let r = b.call("store", json!({"text": "the key is AKIAQ4MBX7NVRT2ZK3PL"}), None).await.unwrap();
+        let stored = std::fs::read_to_string(&store).unwrap();
+        assert!(stored.starts_with("the key is ") && !stored.contains("AKIAQ4MBX7NVRT2ZK3PL"), "{stored}");
+        assert!(r.content.len() == 2, "the model is told what was replaced: {:?}", r.content);
+        // Arguments that are not an object reach the server as `{}`.
+        let r = b.call("echo", json!(["not", "an", "object"]), None).await.unwrap();
+        assert_eq!(crate::palace::connection::text_of(&r), "{}");
+    }
+
+    #[tokio::test]
+    async fn the_wake_up_goes_once_to_the_first_run_a_user_started() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("log.jsonl");
+        let b = bridge(d.path(), &["--log", &log.display().to_string()], &[("MEMPALACE_AGENT_NAME", "pi-test")]);
+        b.session_start("startup", false, &[]);
+        let custom = RunStart { message_type: Some("custom"), prompt: None };
+        assert_eq!(b.before_agent_start(custom, None).await, None);
+        let diary = b.diary_prompt("");
+        assert_eq!(b.before_agent_start(user(&diary), Some("diary")).await, None);
+        assert!(calls(&log).is_empty(), "the runs this extension started call nothing");
+        // The user's first prompt: the wake-up's two calls (the fixture has neither tool, so no
+        // message), then nothing more for the session's later prompts.
+        assert_eq!(b.before_agent_start(user("hello"), Some("hello")).await, None);
+        let mut called = calls(&log);
+        called.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            called,
+            [
+                ("mempalace_diary_read".to_string(), json!({"agent_name": "pi-test"})),
+                ("mempalace_status".into(), json!({}))
+            ]
+        );
+        assert_eq!(b.before_agent_start(user("again"), Some("again")).await, None);
+        assert_eq!(calls(&log).len(), 2);
+        // A resumed session gets none; a new one does.
+        b.session_start("resume", true, &[]);
+        assert_eq!(b.before_agent_start(user("more"), Some("more")).await, None);
+        assert_eq!(calls(&log).len(), 2);
+        b.session_start("new", false, &[]);
+        assert_eq!(b.before_agent_start(user("fresh"), Some("fresh")).await, None);
+        assert_eq!(calls(&log).len(), 4);
+    }
+
+    #[tokio::test]
+    async fn recall_searches_for_the_prompt_a_user_started() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("log.jsonl");
+        let b = bridge(
+            d.path(),
+            &["--log", &log.display().to_string()],
+            &[("MEMPALACE_RECALL", "on"), ("MEMPALACE_RECALL_BUDGET_MS", "20000")],
+        );
+        b.session_start("resume", true, &[]);
+        b.connect().await.unwrap();
+        let custom = RunStart { message_type: Some("custom"), prompt: None };
+        assert_eq!(b.before_agent_start(custom, Some("the billing database")).await, None);
+        assert_eq!(b.recall().await, None, "no search for a run an extension started");
+        assert_eq!(b.before_agent_start(user("q"), Some("Which billing database did we choose?")).await, None);
+        // The fixture has no search tool: nothing is injected, and the failure is counted.
+        assert_eq!(b.recall().await, None);
+        let searched: Vec<Value> =
+            calls(&log).into_iter().filter(|(t, _)| t == "mempalace_search").map(|(_, a)| a).collect();
+        assert!(searched.contains(&json!({"query": "billing database choose", "limit": 5})), "{searched:?}");
+        let status = b.status_report();
+        assert!(status.contains("0 searched, 0 injected (0 bytes), 0 over the budget, 1 failed"), "{status}");
+    }
+
+    #[tokio::test]
+    async fn reconnect_starts_a_fresh_server_and_after_quit_nothing_starts() {
+        let d = tempfile::tempdir().unwrap();
+        let b = bridge(d.path(), &[], &[]);
+        let pid = |r: CallResult| crate::palace::connection::text_of(&r);
+        let first = pid(b.call("pid", json!({}), None).await.unwrap());
+        assert_eq!(b.reconnect().await.unwrap().len(), b.tool_counts().known);
+        let second = pid(b.call("pid", json!({}), None).await.unwrap());
+        assert_ne!(first, second, "a new server");
+        assert_eq!(b.client().stats().spawns, 1, "a fresh client: a new respawn budget");
+        b.session_shutdown("quit").await;
+        assert_eq!(b.state(), PalaceState::Stopped);
+        assert_eq!(b.reconnect().await.unwrap_err(), Unavailable::ShutDown);
+    }
+
+    #[tokio::test]
+    async fn a_palace_not_installed_is_said_so_and_costs_no_spawn() {
+        let d = tempfile::tempdir().unwrap();
+        let map: HashMap<&str, String> = HashMap::from([
+            ("PATH", "/nonexistent".to_string()),
+            ("PI_CODING_AGENT_DIR", d.path().display().to_string()),
+        ]);
+        let get = |k: &str| map.get(k).cloned();
+        let b = Bridge::new(
+            PalaceConfig::from_lookup(&get).0,
+            McpConfig::from_lookup(&get).0,
+            tools::RESERVED_IN_TESTS.to_vec(),
+        );
+        assert!(b.connect().await.is_err());
+        assert!(
+            matches!(b.state(), PalaceState::NotInstalled { ref bin } if bin == "mempalace-mcp"),
+            "{:?}",
+            b.state()
+        );
+        assert!(!b.registration(None, &[]).awaiting, "nothing to wait for");
+        assert!(b.call("mempalace_status", json!({}), None).await.is_err());
+        assert_eq!(b.client().stats().spawns, 0);
     }
 }
