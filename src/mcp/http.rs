@@ -381,14 +381,9 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// 405, 501: it answers, and the handshake decides). `Err` with why not: no answer, another status
 /// (a 5xx from a proxy whose palace is gone), or a certificate that fails verification (fatal).
 pub(crate) async fn probe(cfg: &McpConfig, client: reqwest::Client) -> Result<(), McpError> {
-    let Some(mut url) = cfg.remote_url.as_ref().and_then(Url::parse) else {
+    let Some(url) = cfg.remote_url.as_ref().and_then(|u| u.at_path("/healthz")) else {
         return Err(McpError::Config("MEMPALACE_REMOTE_URL is not an http(s) URL with a host".into()));
     };
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.set_path("/healthz");
-    url.set_query(None);
-    url.set_fragment(None);
     let shown = crate::env::shown(&url);
     match client.get(url).timeout(PROBE_TIMEOUT).send().await {
         Ok(resp) => {
