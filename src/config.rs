@@ -52,6 +52,13 @@ impl Config {
             let found = crate::palace::twin::find(&cfg.palace.agent_dir, cwd, url.as_deref(), get);
             let decision = crate::palace::twin::decide(&found, url.as_deref());
             cfg.pi_mcp = cfg.palace.beside_pi(&decision, &mut cfg.mcp);
+            // What the bridge sets in the twin's environment is shown by `doctor` like the rest.
+            if let crate::palace::twin::Coexistence::ReadOnlyTwin(s, _) = &decision {
+                let name = crate::palace::twin::READ_ONLY_ENV;
+                let value = crate::env::default_text(name);
+                cfg.readings
+                    .set_for_child(name, format!("{value}, set for the read-only twin (mcp.json entry {})", s.name));
+            }
         }
         cfg
     }

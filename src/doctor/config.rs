@@ -1,17 +1,18 @@
 //! The configuration as read: every variable of [`crate::env::VARIABLES`] with its value as the
-//! readers parsed it, or its default. Secrets are shown only as set/unset; a URL loses its
+//! readers parsed it, or its default; a variable the extension sets for a child, as it sets it. Secrets are shown only as set/unset; a URL loses its
 //! `user:password@`. A malformed value is a warning; so is a variable read that the table lacks.
 
 use super::{Check, Report};
-use crate::env::{Readings, VARIABLES};
+use crate::env::{Kind, Readings, VARIABLES};
 
 /// One check per variable (`env NAME`); a variable named by a configuration warning is a warning.
 pub fn check(readings: &Readings, warnings: &[String], report: &mut Report) {
     for var in VARIABLES {
-        let shown = match (readings.value(var.name), var.is_secret()) {
+        let shown = match (readings.value(var.name), var.kind) {
             (Some(v), _) => v.escape_debug().to_string(),
-            (None, true) => "unset".to_string(),
-            (None, false) => format!("{} (default)", var.default),
+            (None, Kind::Secret) => "unset".to_string(),
+            (None, Kind::SetForChild) => "not set: no child gets it now".to_string(),
+            (None, _) => format!("{} (default)", var.default),
         };
         let (name, label) = (var.name, format!("env {}", var.name));
         let warning = warnings.iter().find(|w| mentions(w, name));
@@ -113,6 +114,29 @@ mod tests {
             assert!(r.checks.iter().any(|c| c.name == format!("env {name}")), "doctor doesn't show {name}");
         }
         assert!(asked.borrow().iter().any(|n| n == "MEMPALACE_TOOLS"));
+    }
+
+    /// A variable the extension sets in a child's environment is named too, with what it sets: the
+    /// read-only twin of pi's own MemPalace server gets `MEMPALACE_MCP_READ_ONLY=1`.
+    #[test]
+    fn doctor_names_what_the_bridge_sets_for_a_child() {
+        let d = tempfile::tempdir().unwrap();
+        let agent = d.path().join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        let vars = HashMap::from([("PI_CODING_AGENT_DIR".to_string(), agent.display().to_string())]);
+        let detail = |c: &crate::config::Config| {
+            let mut r = Report::default();
+            check(&c.readings, &c.warnings, &mut r);
+            assert!(c.readings.unlisted.is_empty(), "{:?}", c.readings.unlisted);
+            line(&r, "MEMPALACE_MCP_READ_ONLY")
+        };
+        let alone = crate::config::Config::effective(&|k: &str| vars.get(k).cloned(), Some(d.path()));
+        assert_eq!(detail(&alone), "not set: no child gets it now");
+        let servers = serde_json::json!({"mcpServers": {"memory": {"command": "mempalace-mcp"}}});
+        std::fs::write(agent.join("mcp.json"), servers.to_string()).unwrap();
+        let twin = crate::config::Config::effective(&|k: &str| vars.get(k).cloned(), Some(d.path()));
+        assert!(twin.mcp.child_env.contains(&("MEMPALACE_MCP_READ_ONLY".to_string(), "1".to_string())));
+        assert_eq!(detail(&twin), "1, set for the read-only twin (mcp.json entry memory)");
     }
 
     #[test]

@@ -21,6 +21,18 @@ impl Readings {
     pub fn value(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
     }
+
+    /// Records that a child gets `name` (a row of kind [`Kind::SetForChild`]), as `shown`; a name
+    /// the table lacks as such is recorded as unlisted.
+    pub(crate) fn set_for_child(&mut self, name: &str, shown: impl Into<String>) {
+        match variable(name).filter(|v| v.kind == Kind::SetForChild) {
+            Some(v) => {
+                self.values.insert(v.name, shown.into());
+            }
+            None if !self.unlisted.iter().any(|n| n == name) => self.unlisted.push(name.to_string()),
+            None => {}
+        }
+    }
 }
 
 /// Reads environment variables through a lookup (the process environment, or a map in tests), each

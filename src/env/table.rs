@@ -32,6 +32,9 @@ pub enum Kind {
     Patterns,
     /// The process's own (`HOME`, `PATH`): read for the defaults and lookups that depend on it.
     Process,
+    /// Never read: set by the extension in a child's environment (the row's default is the value
+    /// set); `doctor` shows it when a child gets it.
+    SetForChild,
 }
 
 /// A variable's default.
@@ -64,20 +67,13 @@ pub(crate) struct Var {
     pub meaning: &'static str,
 }
 
-impl Var {
-    /// A secret is never shown, only whether it is set.
-    pub(crate) fn is_secret(&self) -> bool {
-        self.kind == Kind::Secret
-    }
-}
-
 const fn var(name: &'static str, default: DefaultValue, kind: Kind, meaning: &'static str) -> Var {
     Var { name, default, kind, meaning }
 }
 
 use DefaultValue::{Described, Number, Text};
 
-/// Every variable the extension reads, in the order `doctor` shows them (voice tools, reaching
+/// Every variable the extension reads (or sets for a child), in the order `doctor` shows them (voice tools, reaching
 /// MemPalace, the bridge's palace logic, the process's own). Defaults are part of the interface
 /// (README, docs/configuration.md).
 // A table, one variable per line (rustfmt would break the long rows into five lines each).
@@ -109,6 +105,7 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_MCP_RETRY_MS", Number(30_000), Kind::Millis, "once down, the wait before the next try, doubled per failed try (capped at 300 s); 0 = stay down"),
     var("MEMPALACE_MCP_MAX_MESSAGE_BYTES", Number(4 * 1024 * 1024), Kind::Number, "longest MCP message taken from the server"),
     var("MEMPALACE_EXT_DEBUG", Described("unset"), Kind::Flag, "1 forwards the server's stderr to pi's stderr"),
+    var("MEMPALACE_MCP_READ_ONLY", Text("1"), Kind::SetForChild, "never read: set to 1 for the read-only twin of pi's own MemPalace server, which then refuses writes"),
     var("MEMPALACE_AGENT_NAME", Text("pi"), Kind::Text, "agent name of the wake-up's diary read and /mempalace-diary"),
     var("MEMPALACE_TOOLS", Described("all"), Kind::Patterns, "the palace tools pi is offered (names or * patterns)"),
     var("MEMPALACE_EXPOSURE", Described("codemode where pi has tool exposure, else direct"), Kind::Text, "how palace tools reach the model: codemode, deferred or direct"),

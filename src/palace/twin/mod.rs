@@ -69,7 +69,8 @@ impl std::fmt::Debug for Launch {
 }
 
 /// The argument and the variable (MemPalace 3.11) that make a server read-only: the mutating tools
-/// hidden from `tools/list`, refused with `-32003` before the writer lease is looked at.
+/// hidden from `tools/list`, refused with `-32003` before the writer lease is looked at. The
+/// variable is a row of the environment table (its value the row's), so `doctor` names it.
 pub(crate) const READ_ONLY_ARG: &str = "--read-only";
 pub(crate) const READ_ONLY_ENV: &str = "MEMPALACE_MCP_READ_ONLY";
 
@@ -82,7 +83,7 @@ impl Launch {
             twin.args.push(READ_ONLY_ARG.into());
         }
         twin.env.retain(|(k, _)| k != READ_ONLY_ENV);
-        twin.env.push((READ_ONLY_ENV.into(), "1".into()));
+        twin.env.push((READ_ONLY_ENV.into(), crate::env::default_text(READ_ONLY_ENV).into()));
         twin
     }
 }
