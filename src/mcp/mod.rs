@@ -19,10 +19,11 @@
 //! client):
 //!
 //! ```text
-//! client      the supervisor and the public API (McpClient): attempts, backoff, the latch
+//! client      the supervisor and the public API (McpClient); client/attempt.rs: a live connection,
+//!             respawn and backoff; client/latch.rs: the give-up, its tries, errors no try fixes
 //!   handshake   initialize + tools/list on a fresh connection
 //!   transport   Conn: one interface over the two transports
-//!     stdio       a child's messages: requests routed by id, the reader and writer tasks
+//!     stdio       a child's messages: requests routed by id; stdio/tasks.rs the reader and writer
 //!       child       the child process: spawn, reap, group kill, "did it read it"
 //!     http        MCP Streamable HTTP: POST, sessions, SSE, no redirects, scrubbed texts
 //!       race        the one request race (reply / died / timeout / cancel) and Failure
