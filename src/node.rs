@@ -1,16 +1,18 @@
 //! The N-API boundary: converts JS values to core types and back, nothing else. Every decision
 //! is made by [`Extension`] (src/extension/); errors become JS errors in [`js_error`] alone.
 //! Beside it: `agent_end`'s messages read off the JS heap (`turns`), where the core's notices go
-//! (`notices`), the operator's command line (`cli`).
+//! (`notices`), the operator's command line (`cli`), the process-wide counters as JS reads them
+//! (`stats`).
 
 mod cli;
 mod direct;
 mod notices;
+mod stats;
 mod turns;
 
 use crate::extension::{
     Background, CommandReply, CommandSpec, EarlierMessage, EventSpec, Extension, FooterStatus, HiddenMessage,
-    PalaceTools, PiView, Registration, RunStart, Stats, ToolOutput, ToolSpec,
+    PalaceTools, PiView, Registration, RunStart, ToolOutput, ToolSpec,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -420,35 +422,4 @@ pub async fn session_shutdown(reason: String) {
 #[napi]
 pub fn stats() -> NativeStats {
     ext().stats().into()
-}
-
-impl From<Stats> for NativeStats {
-    fn from(s: Stats) -> NativeStats {
-        let n = |x: usize| x as u32;
-        let v = s.voice.as_ref();
-        let mcp = s.palace.as_ref().map(|p| &p.mcp);
-        NativeStats {
-            state_creations: n(s.state_creations),
-            voice_enabled: v.is_some(),
-            brain_db: v.map(|v| v.brain_db.display().to_string()),
-            brain_writer_opens: v.map_or(0, |v| n(v.brain.writer_opens)),
-            brain_reader_opens: v.map_or(0, |v| n(v.brain.reader_opens)),
-            brain_files_created: v.map_or(0, |v| n(v.brain.files_created)),
-            brain_write_groups: v.map_or(0, |v| n(v.brain.write_groups)),
-            turn_rows_written: v.map_or(0, |v| n(v.turn_log.rows_written)),
-            turn_rows_rewritten: v.map_or(0, |v| n(v.turn_log.rows_rewritten)),
-            turn_writes_in_flight: v.map_or(0, |v| n(v.turn_log.in_flight)),
-            song_catalogue_fetches: v.map_or(0, |v| n(v.song_catalogue_fetches)),
-            calls_in_flight: n(s.calls_in_flight),
-            palace_enabled: s.palace.is_some(),
-            palace_connected: mcp.is_some_and(|m| m.connected),
-            palace_tools: s.palace.as_ref().map_or(0, |p| n(p.tools)),
-            mcp_spawns: mcp.map_or(0, |m| m.spawns as u32),
-            mcp_respawns: mcp.map_or(0, |m| m.respawns as u32),
-            mcp_child_pid: mcp.and_then(|m| m.child_pid),
-            palace_down: mcp.is_some_and(|m| m.down),
-            palace_next_try_ms: mcp.and_then(|m| m.next_try).map(|d| d.as_millis().min(u32::MAX as u128) as u32),
-            stderr_lines_dropped: n(s.stderr_lines_dropped),
-        }
-    }
 }
