@@ -29,9 +29,9 @@ const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); retur
 const SIZES = arg('sizes', '300,10000').split(',').map(Number);
 const THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];
 // The product's rules, read from their one owner rather than copied: the relative cut and the default threshold.
-const recallRs = fs.readFileSync(path.join(here, '../src/palace/recall.rs'), 'utf8');
+const recallRs = fs.readFileSync(path.join(here, '../src/palace/context/recall/drawers.rs'), 'utf8');
 const NEAR_BEST = Number(recallRs.match(/const NEAR_BEST: f64 = ([0-9.]+);/)[1]);
-const envRs = fs.readFileSync(path.join(here, '../src/env.rs'), 'utf8');
+const envRs = fs.readFileSync(path.join(here, '../src/env/table.rs'), 'utf8');
 const DEFAULT_MIN = Number(envRs.match(/"MEMPALACE_RECALL_MIN_SCORE"[\s\S]*?Text\("([0-9.]+)"\)/)[1]);
 const set = JSON.parse(fs.readFileSync(path.join(here, 'recall/set.json'), 'utf8'));
 const filler = zlib.gunzipSync(fs.readFileSync(path.join(here, 'recall/filler.txt.gz'))).toString('utf8').split('\n').filter(Boolean);
@@ -134,7 +134,7 @@ async function pass(dir, extra) {
 
 /** Quality at `t` from the scored lines: what a threshold of `t` would inject. At MIN_SCORE=0 the
  *  message already holds every drawer within NEAR_BEST of the best one (compose() in
- *  src/palace/recall.rs), which are the candidates at any threshold: the rule is applied again here. */
+ *  src/palace/context/recall/drawers.rs), which are the candidates at any threshold: the rule is applied again here. */
 function quality(rows, ids, t) {
   const pos = rows.filter((r) => r.drawer), neg = rows.filter((r) => !r.drawer);
   const kept = (r) => {

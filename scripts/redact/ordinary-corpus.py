@@ -30,7 +30,8 @@ env_dump = "\n".join([
     "NODE_ENV=development", "RUST_LOG=info", "CARGO_TERM_COLOR=always", "PI_CODING_AGENT_DIR=/home/dev/.pi/agent",
     "MEMPALACE_FEED_WING=wing_conversations", "SSH_AUTH_SOCK=/run/user/1000/keyring/ssh", "LANG=C.UTF-8",
 ])
-code = open("src/env.rs").read().split("\n")[300:360]
+# Lines 300-360 of what was src/env.rs (moved, unchanged, to src/env/reader.rs): the corpus stays the same.
+code = open("src/env/reader.rs").read().split("\n")[154:214]
 code2 = [
     'let password = read_password_from_prompt()?;',
     'if user.password_hash.is_empty() { return Err(AuthError::NoPassword); }',

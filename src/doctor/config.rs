@@ -24,7 +24,7 @@ pub fn check(readings: &Readings, warnings: &[String], report: &mut Report) {
     for name in &readings.unlisted {
         report.push(Check::warn(
             format!("env {name}"),
-            "read by the extension but not in its table of variables (src/env.rs)",
+            "read by the extension but not in its table of variables (src/env/table.rs)",
             "report it: doctor can't describe this variable",
         ));
     }

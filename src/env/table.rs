@@ -191,8 +191,8 @@ mod tests {
         let table: std::collections::BTreeSet<String> =
             VARIABLES.iter().map(|v| v.name).chain(READ_BY_THE_TLS_LIBRARY).map(String::from).collect();
         let configuration = documented("docs/configuration.md", "# ", "## Variables the bridge passes on");
-        assert_eq!(configuration, table, "docs/configuration.md's tables against src/env.rs's VARIABLES");
+        assert_eq!(configuration, table, "docs/configuration.md's tables against src/env/table.rs's VARIABLES");
         let readme = documented("README.md", "## Configuration", "\n## ");
-        assert_eq!(readme, table, "the README's configuration tables against src/env.rs's VARIABLES");
+        assert_eq!(readme, table, "the README's configuration tables against src/env/table.rs's VARIABLES");
     }
 }

@@ -1,8 +1,20 @@
-//! The MemPalace bridge's palace logic: configuration, the tool-list cache, the wake-up injection,
-//! the `/mempalace-diary` prompt and automatic transcript feeding.
+//! The palace wing: the MemPalace bridge's palace logic, plain Rust (no napi; the MCP client it
+//! drives is `crate::mcp`). Its rooms, each named for what it serves:
 //!
-//! Plain Rust, no napi and no MCP transport: everything that talks to the palace goes through
-//! [`PalaceCaller`], which the MCP client implements (and the tests fake).
+//! - [`bridge`]: the front door as pi sees it: its state, the handshake, status, and the routing of
+//!   each pi event and call to the room that serves it;
+//! - [`connection`]: the client in use, whether the palace can be had, and [`PalaceCaller`], what
+//!   the rooms call the palace through (the tests fake it);
+//! - [`offer`]: what pi is offered and how: tool rules, cache, `MEMPALACE_TOOLS`, exposure;
+//! - [`context`]: what the palace says into a session: wake-up, recall, the diary prompt;
+//! - [`feed`]: the session transcripts fed to the palace, and the redaction of what it is given;
+//! - [`twin`]: living beside pi's own MCP (its server shared, read through a read-only twin, or the
+//!   bridge stepping aside);
+//! - [`config`]: the wing's settings, gathered from each room's own; [`files`]: the bridge's private
+//!   files; [`error`]: [`PalaceError`].
+//!
+//! The rooms' floors, lowest first (no room names one above it; `scripts/arch-metrics.mjs`):
+//! error and files; connection; offer, context and twin; config; feed; bridge.
 
 pub(crate) mod bridge;
 pub(crate) mod config;

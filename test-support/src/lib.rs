@@ -1,7 +1,7 @@
 //! Test support for dotty-pi-ext, out of the library (a dev-dependency of its unit and integration
 //! tests): pi session JSONL fixtures ([`sessions`]) and a fake palace caller ([`caller`]).
 //!
-//! The fake is made a `PalaceCaller` in `src/palace/mod.rs`, under `#[cfg(test)]`: the trait is the
+//! The fake is made a `PalaceCaller` in `src/palace/connection.rs`, under `#[cfg(test)]`: the trait is the
 //! library's, and a crate the library's unit tests depend on can't implement it (it would see another
 //! build of the library). Test code: a panic (`unwrap`) is the failure report.
 
