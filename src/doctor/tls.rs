@@ -1,0 +1,36 @@
+//! What `https://` trusts (a shared palace over TLS): which store of roots is in use and how many it
+//! has (`http::tls`). The home services are plain `http://` and need none of it.
+
+use super::Check;
+use crate::http::tls::{Roots, TlsSettings};
+
+/// One check, `tls roots`: the store `settings` give (read here as pi's first handshake reads it).
+pub(crate) fn check(settings: &TlsSettings) -> Check {
+    let roots = Roots::load(settings);
+    if roots.count() == 0 {
+        return Check::fail(
+            "tls roots",
+            roots.describe(),
+            "point SSL_CERT_FILE at a PEM file of CA certificates (or SSL_CERT_DIR at a folder of them), or unset both",
+        );
+    }
+    Check::ok("tls roots", roots.describe())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::Status;
+
+    #[test]
+    fn says_which_store_and_fails_a_named_one_that_trusts_nothing() {
+        let c = check(&TlsSettings { cert_file: Some("/nonexistent/ca.pem".into()), cert_dirs: Vec::new() });
+        assert_eq!(c.status, Status::Fail);
+        assert!(c.detail.starts_with("SSL_CERT_FILE=/nonexistent/ca.pem: no usable certificate"), "{}", c.detail);
+        assert!(c.fix.as_deref().is_some_and(|f| f.contains("SSL_CERT_FILE")));
+        // This machine's own store: the system's or the bundled one, never empty.
+        let c = check(&TlsSettings::default());
+        assert_eq!(c.status, Status::Ok, "{}", c.detail);
+        assert!(c.detail.starts_with("the system's CA bundle: ") || c.detail.starts_with("bundled"), "{}", c.detail);
+    }
+}
