@@ -17,6 +17,21 @@ import { makeCerts, makeSelfSigned, startFixtureHttp, startFront } from './helpe
 import { startHome } from './e2e/home.mjs';
 
 const bare = () => withoutCaStore();
+
+/** `dotty-pi-ext doctor --json` without a CA store, in `env` alone: its checks by name. */
+async function doctor(env) {
+  const [cmd, ...args] = [...bare(), process.execPath, path.join(root, 'bin/dotty-pi-ext.js'), 'doctor', '--json'];
+  const out = await new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { env: { PATH: process.env.PATH, HOME: tempDir('dotty-no-ca-doctor-'), MEMPALACE_BRIDGE: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  expect(out.stdout, out.stderr).toMatch(/^\{/);
+  return Object.fromEntries(JSON.parse(out.stdout).checks.map((c) => [c.name, c]));
+}
 const cleanup = [];
 afterAll(() => Promise.all(cleanup.map((f) => f())));
 
@@ -67,16 +82,7 @@ describe('no CA certificates on the system', () => {
   });
 
   it('doctor says the bundled store is in use, and how many roots it has; the services are reached', async () => {
-    const [cmd, ...args] = [...bare(), process.execPath, path.join(root, 'bin/dotty-pi-ext.js'), 'doctor', '--json'];
-    const out = await new Promise((resolve, reject) => {
-      const p = spawn(cmd, args, { env: { PATH: process.env.PATH, HOME: tempDir('dotty-no-ca-doctor-'), ...home.env, MEMPALACE_BRIDGE: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '', stderr = '';
-      p.stdout.on('data', (d) => (stdout += d));
-      p.stderr.on('data', (d) => (stderr += d));
-      p.on('error', reject);
-      p.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-    const checks = Object.fromEntries(JSON.parse(out.stdout).checks.map((c) => [c.name, c]));
+    const checks = await doctor({ ...home.env, MEMPALACE_BRIDGE: '0' });
     expect(checks['tls roots'].status).toBe('ok');
     expect(checks['tls roots'].detail).toMatch(/^bundled \(Mozilla's, compiled in\): \d{3} roots; the system has no CA certificates$/);
     for (const name of ['dotty-behaviour', 'llama-swap', 'xiaozhi admin']) expect(checks[name], `${name}: ${JSON.stringify(checks[name])}`).toMatchObject({ status: 'ok' });
@@ -112,6 +118,28 @@ describe('a shared palace over https://, no CA certificates on the system', () =
     expect(r.result).toMatchObject({ wrote: 'stored', err: null });
     expect(r.result.tools).toContain('store');
     expect(fs.readFileSync(path.join(dir, 'store.txt'), 'utf8')).toBe('over the wire\n');
+    expect(r.stderr).not.toContain(token);
+  });
+
+  it("doctor names SSL_CERT_FILE's store and its one root; a file that isn't there trusts nothing, and says so", async () => {
+    const named = await doctor({ SSL_CERT_FILE: certs.ca });
+    expect(named['tls roots']).toMatchObject({ status: 'ok', detail: `SSL_CERT_FILE=${certs.ca}: 1 root` });
+    const missing = path.join(dir, 'no-such-ca.pem');
+    const none = await doctor({ SSL_CERT_FILE: missing });
+    expect(none['tls roots'].status).toBe('fail');
+    const said = none['tls roots'].detail;
+    expect(said.startsWith(`SSL_CERT_FILE=${missing}: no usable certificate, so nothing over https:// is trusted (http:// needs none)`), said).toBe(true);
+  });
+
+  it("SSL_CERT_FILE naming no certificate: nothing is trusted, never another store; stderr says why once", async () => {
+    const url = await remote({ key: fs.readFileSync(certs.key), cert: fs.readFileSync(certs.cert) });
+    const missing = path.join(dir, 'no-such-ca.pem');
+    const r = await runNode(writeAndRead, { ...env, MEMPALACE_REMOTE_URL: url, SSL_CERT_FILE: missing }, { prefix: bare() });
+    expect(r.error, r.stderr).toBeUndefined();
+    expect(r.result.tools).toEqual([]);
+    expect(r.result.err).toMatch(/MemPalace's TLS certificate is not trusted: .*invalid peer certificate: UnknownIssuer/);
+    const lines = r.stderr.split('\n').filter((l) => l.trim());
+    expect(lines.filter((l) => l.includes('TLS: ')), r.stderr).toEqual([`[dotty-pi-ext] TLS: SSL_CERT_FILE=${missing}: no usable certificate, so nothing over https:// is trusted (http:// needs none) (failed to read PEM from file: No such file or directory (os error 2) at '${missing}')`]);
     expect(r.stderr).not.toContain(token);
   });
 

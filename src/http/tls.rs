@@ -242,6 +242,31 @@ impl ServerCertVerifier for Verifier {
     }
 }
 
+/// The first `n` of Mozilla's roots as the text of a PEM file (the tests' own CA bundles).
+#[cfg(test)]
+pub(crate) fn mozilla_pem(n: usize) -> String {
+    webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .take(n)
+        .map(|c| format!("-----BEGIN CERTIFICATE-----\n{}-----END CERTIFICATE-----\n", base64_lines(c.as_ref())))
+        .collect()
+}
+
+/// Standard base64 in 64-column lines (PEM's body), for the tests' own PEM files.
+#[cfg(test)]
+fn base64_lines(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { A[(n >> (18 - 6 * i)) as usize & 63] as char } else { '=' });
+        }
+    }
+    out.as_bytes().chunks(64).map(|l| format!("{}\n", String::from_utf8_lossy(l))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,17 +311,8 @@ mod tests {
     #[test]
     fn a_named_bundle_replaces_the_systems_and_one_without_a_certificate_trusts_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let pem = |certs: &[CertificateDer<'_>]| -> String {
-            certs
-                .iter()
-                .map(|c| {
-                    let b64 = base64_lines(c.as_ref());
-                    format!("-----BEGIN CERTIFICATE-----\n{b64}-----END CERTIFICATE-----\n")
-                })
-                .collect()
-        };
         let file = dir.path().join("ca.pem");
-        std::fs::write(&file, pem(&mozilla(2))).unwrap();
+        std::fs::write(&file, mozilla_pem(2)).unwrap();
         let named = settings(&[("SSL_CERT_FILE", file.to_str().unwrap())]);
         let r = Roots::load_with(&named, || panic!("a named bundle: the system's is not read"));
         assert_eq!(r.store, Store::Named(format!("SSL_CERT_FILE={}", file.display())));
@@ -304,7 +320,7 @@ mod tests {
         // A folder too, and both: each certificate once.
         let folder = dir.path().join("certs");
         std::fs::create_dir(&folder).unwrap();
-        std::fs::write(folder.join("a.pem"), pem(&mozilla(3))).unwrap();
+        std::fs::write(folder.join("a.pem"), mozilla_pem(3)).unwrap();
         let both = settings(&[("SSL_CERT_FILE", file.to_str().unwrap()), ("SSL_CERT_DIR", folder.to_str().unwrap())]);
         assert_eq!(Roots::load_with(&both, system(Vec::new())).count(), 3);
         // Missing, or a file without a certificate: nothing trusted (no fallback to any other store).
@@ -327,19 +343,5 @@ mod tests {
     fn the_configuration_builds_without_loading_any_root() {
         let c = client_config().unwrap();
         assert_eq!(c.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
-    }
-
-    /// Standard base64 in 64-column lines (PEM's body), for the tests' own PEM files.
-    fn base64_lines(bytes: &[u8]) -> String {
-        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-            for i in 0..4 {
-                out.push(if i <= chunk.len() { A[(n >> (18 - 6 * i)) as usize & 63] as char } else { '=' });
-            }
-        }
-        out.as_bytes().chunks(64).map(|l| format!("{}\n", String::from_utf8_lossy(l))).collect()
     }
 }
