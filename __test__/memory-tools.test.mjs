@@ -21,7 +21,7 @@ beforeAll(() => {
 
 describe('registration', () => {
   it('registers the seven voice tools with JSON Schema parameters', () => {
-    expect([...ext.tools.keys()]).toEqual(['memory_lookup', 'remember', 'recall_person', 'remember_person', 'think_hard', 'take_photo', 'play_song']);
+    expect([...ext.tools.keys()], "production's registration order").toEqual(['memory_lookup', 'recall_person', 'remember', 'remember_person', 'think_hard', 'play_song', 'take_photo']);
     expect(ext.tools.get('remember_person').parameters).toMatchObject({ type: 'object', required: ['name', 'fact'] });
     for (const t of ext.tools.values()) {
       expect(t.label).toBeTruthy();

@@ -19,6 +19,9 @@ pub(crate) struct Config {
     pub voice: VoiceConfig,
     pub mcp: McpConfig,
     pub palace: PalaceConfig,
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR`: what `https://` trusts (the process's roots are read once,
+    /// at its first TLS handshake: `http::tls`).
+    pub tls: crate::http::tls::TlsSettings,
     /// One line per malformed value, in reading order (voice, palace, MCP), for stderr.
     pub warnings: Vec<String>,
     /// Every variable that was set, as parsed (what `doctor` shows).
@@ -36,8 +39,9 @@ impl Config {
         let voice = VoiceConfig::read(&r);
         let palace = PalaceConfig::read(&r);
         let mcp = McpConfig::read(&r);
+        let tls = crate::http::tls::TlsSettings::read(&r);
         let (warnings, readings) = r.finish();
-        Config { voice, mcp, palace, warnings, readings, pi_mcp: None }
+        Config { voice, mcp, palace, tls, warnings, readings, pi_mcp: None }
     }
 
     /// The configuration the extension runs with: the environment `get`, then pi's own MCP

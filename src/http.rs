@@ -5,8 +5,14 @@
 //! followed (docs/trust.md): a token, a basic-auth password or a POST body only ever goes to the
 //! configured origin, and a 3xx fails the call that got it.
 //!
+//! TLS is [`tls`]'s: one configuration for every client, whose roots are loaded at the first
+//! `https://` handshake (the system's, or Mozilla's compiled in when the system has none), so plain
+//! `http://` never needs a certificate store.
+//!
 //! When a client can't be built there is no fallback (reqwest's default client follows redirects):
 //! the caller gets a [`BuildError`] and every call it makes fails with it.
+
+pub(crate) mod tls;
 
 use std::path::Path;
 use std::time::Duration;
@@ -41,9 +47,10 @@ pub(crate) fn client(unix_socket: Option<&Path>) -> Result<reqwest::Client, Buil
 /// [`client`] with its one input that can make building fail given, so a test can make it fail
 /// for real (an agent that is no header value).
 fn build(user_agent: &str, unix_socket: Option<&Path>) -> Result<reqwest::Client, BuildError> {
-    // reqwest is built without a TLS provider of its own; ring is installed once per process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    // reqwest is built without a TLS provider or roots of its own: the configuration is tls.rs's.
+    let tls = tls::client_config().map_err(|e| BuildError(crate::diag::chain(&e)))?;
     let mut b = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90))

@@ -33,7 +33,8 @@ const MCP_TOOLS = [
   { name: 'fail', description: 'Always isError', inputSchema: { type: 'object', properties: {} } },
   { name: 'pid', description: "The server's pid", inputSchema: { type: 'object', properties: {} } },
 ];
-const VOICE_TOOLS = ['memory_lookup', 'remember', 'recall_person', 'remember_person', 'think_hard', 'take_photo', 'play_song'];
+// Production's registration order (docs/voice-tools.md, "What the model reads").
+const VOICE_TOOLS = ['memory_lookup', 'recall_person', 'remember', 'remember_person', 'think_hard', 'play_song', 'take_photo'];
 // The libc of this Node (musl's Node reports no glibc runtime version): which binary must load.
 const LIBC = process.report.getReport().header.glibcVersionRuntime ? 'gnu' : 'musl';
 const PKG = path.resolve(process.env.SMOKE_PACKAGE_DIR || path.join(__dirname, '..', '..'));

@@ -10,6 +10,11 @@ import { startHome, SONGS, ASSET_BASE } from './home.mjs';
 import { json, stall, waitForRequests } from '../helpers/services.mjs';
 import { readRows } from '../helpers/brain.mjs';
 
+// What the model reads about each tool: production's text (docs/voice-tools.md, "What the model reads").
+const PRODUCTION = JSON.parse(fs.readFileSync(path.join(root, '__test__/fixtures/production-descriptors.json'), 'utf8'));
+// Production's persona, as its newest voice client passes it: `--system-prompt "<file text, stripped>"`.
+const PERSONA = JSON.parse(fs.readFileSync(path.join(root, '__test__/fixtures/pi-voice-persona.json'), 'utf8')).text.trim();
+
 // UI requests besides the palace's footer status (a fire-and-forget setStatus the client may ignore).
 const dialogs = (pi) => pi.uiRequests.filter((r) => !(r.method === 'setStatus' && r.statusKey === 'mempalace'));
 
@@ -137,17 +142,41 @@ const TURNS = [
   { prompt: 'Thanks, bye!', say: 'Bye bye!' },
 ];
 
-// The voice session, the abort and /reload on Dotty's robot's pi (0.74.0, Node 20), on pi 1.6.0 (Node 22),
-// and on production's runtime: pi 0.74.0 on Node 25.9 (glibc) and on a musl Node (Alpine's libc).
-for (const target of ['0.74.0', '1.6.0', '0.74.0@25.9', '0.74.0@musl']) {
-const T = TARGETS[target];
+/**
+ * What the model read in `body` (a request): the voice tools offered, in production's order, each with
+ * production's description and parameters byte for byte; and the system prompt: pi's default one with
+ * every promptSnippet and promptGuideline, or (with `persona`) the persona and none of them.
+ */
+function checkWhatTheModelRead(body, persona) {
+  const offered = body.tools.map((t) => t.function).filter((f) => PRODUCTION.tools.some((p) => p.name === f.name));
+  expect(offered.map((f) => f.name), "production's order").toEqual(PRODUCTION.tools.map((t) => t.name));
+  for (const want of PRODUCTION.tools) {
+    const f = offered.find((o) => o.name === want.name);
+    expect(f.description, `${want.name} description`).toBe(want.description);
+    expect(JSON.stringify(f.parameters), `${want.name} parameters`).toBe(JSON.stringify(want.parameters));
+  }
+  const system = body.messages[0];
+  expect(system.role).toBe('system');
+  const lines = PRODUCTION.tools.flatMap((t) => [`- ${t.name}: ${t.promptSnippet}`, ...t.promptGuidelines.map((g) => `- ${g}`)]);
+  if (persona) {
+    expect(system.content.startsWith(`${persona}\nCurrent date: `), system.content.slice(0, 200)).toBe(true);
+    for (const l of lines) expect(system.content).not.toContain(l);
+  } else {
+    for (const l of lines) expect(system.content).toContain(l);
+  }
+}
 
-describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in one pi process`, () => {
+/** The long voice session on `target`; with `persona`, pi is started with `--system-prompt <persona>` as production's newest client does. */
+function longSession(target, persona) {
+const T = TARGETS[target];
+const withPersona = persona ? ' with --system-prompt (production\'s persona)' : '';
+
+describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext${withPersona}: a long voice session in one pi process`, () => {
   let mock, home, pi, startTick;
   beforeAll(async () => {
     mock = await startMockModel();
     home = await startHome({ brainRows: FIXTURE_ROWS });
-    pi = await startPi({ target, modelBaseUrl: mock.baseUrl, env: home.env });
+    pi = await startPi({ target, modelBaseUrl: mock.baseUrl, env: home.env, args: persona ? ['--system-prompt', persona] : [] });
     await ready(pi);
     startTick = startTicks(pi.pid);
   }, 60_000);
@@ -172,6 +201,8 @@ describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in o
     expect(offered).not.toContain('set_led');
     const called = new Set(TURNS.flatMap((t) => (t.calls ?? []).map((c) => c.name)));
     expect([...called].sort()).toEqual([...VOICE_TOOLS].sort());
+    // What the model read, in every request of the session: production's descriptors; the persona or pi's own prompt.
+    for (const r of mock.requests) checkWhatTheModelRead(r.body, persona);
 
     // One more RPC round trip, then the log still holds exactly one row per turn (no late duplicates).
     await pi.send({ type: 'get_state' });
@@ -225,6 +256,14 @@ describe(`pi ${T.pi} on Node ${T.node} + dotty-pi-ext: a long voice session in o
     expect(await pi.close()).toEqual({ code: 0, signal: null });
   }, 30_000);
 });
+
+}
+
+// The voice session, the abort and /reload on Dotty's robot's pi (0.74.0, Node 20), on pi 1.6.0 (Node 22),
+// and on production's runtime: pi 0.74.0 on Node 25.9 (glibc) and on a musl Node (Alpine's libc).
+for (const target of ['0.74.0', '1.6.0', '0.74.0@25.9', '0.74.0@musl']) {
+const T = TARGETS[target];
+longSession(target, null);
 
 describe(`pi ${T.pi} on Node ${T.node}: abort mid-tool`, () => {
   let mock, home, pi;
@@ -352,6 +391,10 @@ describe(`pi ${T.pi} on Node ${T.node}: /reload keeps one native state`, () => {
   }, 60_000);
 });
 }
+
+// Production's newest voice client passes a persona (DOTTY_PI_SYSTEM_PROMPT_FILE): on its pi (0.74.0), on
+// its Node (25.9, glibc here) and on a musl Node as in its Alpine container.
+for (const target of ['0.74.0@25.9', '0.74.0@musl']) longSession(target, PERSONA);
 
 describe('pi 0.74.0 RPC mode and the built-in /reload', () => {
   it('has no reload command: a "/reload" prompt is plain user text for the model (why /e2e-reload exists)', async () => {

@@ -74,3 +74,15 @@ export function makeCerts(dir) {
   openssl('x509', '-req', '-in', p('server.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('server.crt'), '-days', '2', '-extfile', p('server.ext'));
   return { ca: p('ca.crt'), key: p('server.key'), cert: p('server.crt') };
 }
+
+/**
+ * A self-signed server certificate for 127.0.0.1 and localhost (no CA vouches for it), made with the
+ * openssl CLI in `dir`. Returns the paths {key, cert}.
+ */
+export function makeSelfSigned(dir) {
+  const p = (f) => path.join(dir, f);
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', p('self.key'), '-out', p('self.crt'),
+    '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-addext', 'basicConstraints=CA:FALSE',
+    '-addext', 'extendedKeyUsage=serverAuth'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  return { key: p('self.key'), cert: p('self.crt') };
+}

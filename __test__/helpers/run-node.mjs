@@ -6,9 +6,10 @@ import { root } from './brain.mjs';
 
 /**
  * `body` runs inside an async function with `ext` (a fake pi with the extension loaded) and
- * `native` in scope; whatever it returns is sent back as JSON.
+ * `native` in scope; whatever it returns is sent back as JSON. `prefix`: a command the Node runs under
+ * (`withoutCaStore()` of ./no-ca-store.mjs: no CA certificates on the system).
  */
-export function runNode(body, env = {}, { timeoutMs = 20000 } = {}) {
+export function runNode(body, env = {}, { timeoutMs = 20000, prefix = [] } = {}) {
   const script = `
     const { createRequire } = require('node:module');
     const native = require(${JSON.stringify(root + '/native.js')});
@@ -26,7 +27,8 @@ export function runNode(body, env = {}, { timeoutMs = 20000 } = {}) {
       (e) => { process.stderr.write('\\n@@ERROR@@' + (e && e.stack || e) + '\\n'); process.exitCode = 1; });
   `;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, MEMPALACE_BRIDGE: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [cmd, ...args] = [...prefix, process.execPath, '-e', script];
+    const child = spawn(cmd, args, { env: { PATH: process.env.PATH, MEMPALACE_BRIDGE: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));

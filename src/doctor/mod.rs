@@ -10,6 +10,7 @@ pub mod feed;
 pub mod palace;
 pub mod runtime;
 pub mod services;
+pub mod tls;
 
 use serde::Serialize;
 use std::time::Duration;
@@ -156,7 +157,7 @@ pub async fn clean_turns(dry_run: bool, backup: Option<&str>) -> (String, i32) {
 
 pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report {
     let mut report = Report::default();
-    let crate::config::Config { voice, palace: pal, mcp, warnings, readings, pi_mcp } =
+    let crate::config::Config { voice, palace: pal, mcp, tls: tls_settings, warnings, readings, pi_mcp } =
         crate::config::Config::effective(get, host.cwd.as_deref());
     config::check(&readings, &warnings, &mut report);
     // Which server does what: pi's role when the bridge works beside it, else why it stepped aside.
@@ -173,6 +174,7 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
     report.checks.extend(brain_checks);
     let (svc, pal_checks) = tokio::join!(services::check(&voice), palace::check(&pal, &mcp, PALACE_CAP));
     report.checks.extend(svc);
+    report.push(tls::check(&tls_settings));
     report.checks.extend(pal_checks);
     report.checks.extend(runtime::check(host));
     report
