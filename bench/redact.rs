@@ -3,7 +3,10 @@
 //! at once it was chosen among; and, when MemPalace is installed, the mine's own cost on a part of
 //! the same sessions.
 //!
-//!   cargo bench --no-default-features --bench redact -- [--mb 50] [--rounds 3] [--mine-mb 2]
+//!   cargo bench --no-default-features --bench redact -- [--mb 50] [--line-mb 20] [--rounds 3] [--mine-mb 2]
+//!
+//! First, the worst shapes of one line: a 20 MB keyword-dense build log and 20 MB of base64, each
+//! one tool output on one JSON line (issue 33).
 //!
 //! The sessions are generated (deterministic) like pi writes them, with realistic tool output: this
 //! repository's own source files read with `cat`, `cargo build` and `npm ci` logs with lockfile
@@ -237,8 +240,37 @@ fn strings(sessions: &Path) -> Vec<String> {
     out
 }
 
+/// The worst shapes of one line (issue 33): a 20 MB keyword-dense build log and 20 MB of base64,
+/// each one tool output on one JSON line, redacted as the feed stages a session; MB/s, median.
+fn shapes(rounds: usize) {
+    use test_support::credentials::{build_log, one_output_session, Rng};
+    let mb = arg("--line-mb", 20.0) as usize;
+    let mut rng = Rng::new(7);
+    let b64 = rng.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", mb << 20);
+    let r = Redactor::builtin();
+    println!("## One {mb} MB line ({rounds} rounds, median)\n");
+    println!("| shape | seconds | MB/s | markers |\n|---|---:|---:|---:|");
+    for (name, session) in
+        [("keyword-dense build log", one_output_session(&build_log(mb << 20))), ("base64", one_output_session(&b64))]
+    {
+        let mut times = Vec::new();
+        let mut markers = 0;
+        for _ in 0..rounds {
+            let mut c = Counts::new();
+            let t = Instant::now();
+            let _ = r.redact_jsonl(&session, &mut c);
+            times.push(t.elapsed().as_secs_f64());
+            markers = c.values().sum::<u64>();
+        }
+        let s = median(times);
+        println!("| {name} | {s:.2} | {:.0} | {markers} |", session.len() as f64 / 1e6 / s);
+    }
+    println!();
+}
+
 fn main() {
     let mb = arg("--mb", 50.0) as usize;
+    shapes(arg("--rounds", 3.0) as usize);
     let rounds = arg("--rounds", 3.0) as usize;
     let mine_mb = arg("--mine-mb", 2.0) as usize;
     let dir = sessions(mb);

@@ -18,7 +18,11 @@
 pub mod calls;
 #[cfg(test)]
 mod corpus;
+#[cfg(test)]
+mod heldout;
 mod json;
+#[cfg(test)]
+mod linear;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -238,10 +242,7 @@ impl Redactor {
                     h.start += s;
                     h.end += s;
                     if let Some(learned) = &mut run.learned {
-                        let v = &hay[h.start..h.end];
-                        if worth_learning(v) {
-                            learned.push((v.to_vec(), h.kind.clone()));
-                        }
+                        learn(&hay[h.start..h.end], &h.kind, learned);
                     }
                     if h.start > at {
                         next.push((at, h.start));
@@ -538,7 +539,23 @@ const MIN_LEARNED: usize = 12;
 /// for something else. A password of words and symbols (`hunter2-zyoPobsar2`) is learned.
 fn worth_learning(v: &[u8]) -> bool {
     let code_chars = v.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b':'));
-    v.len() >= MIN_LEARNED && rules::entropy(v) >= 3.0 && !(code_chars && rules::wordy(v))
+    v.len() >= MIN_LEARNED && rules::entropy(v) >= 3.0 && !(code_chars && rules::wordy(v) && !rules::random_token(v))
+}
+
+/// Learns `v` (a value a rule found) and, for a value of several lines (a private key's block) or
+/// parts (`user:password`, as gitleaks' `curl-auth-user` takes it), each line and part: a line of a
+/// key or a password quoted alone later is a secret all the same.
+fn learn(v: &[u8], kind: &Arc<str>, learned: &mut Vec<(Vec<u8>, Arc<str>)>) {
+    if worth_learning(v) {
+        learned.push((v.to_vec(), kind.clone()));
+    }
+    if v.contains(&b'\n') || v.contains(&b':') {
+        for part in v.split(|b| *b == b'\n' || *b == b':').map(|l| l.strip_suffix(b"\r").unwrap_or(l)) {
+            if part != v && worth_learning(part) && !part.starts_with(b"-----") {
+                learned.push((part.to_vec(), kind.clone()));
+            }
+        }
+    }
 }
 
 fn is_continuation(b: u8) -> bool {

@@ -102,6 +102,7 @@ pub(super) struct Hit {
 impl Rule {
     /// Every secret this rule finds in `hay`.
     pub(super) fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        scanned(hay.len());
         for caps in self.regex.captures_iter(hay) {
             let Some(whole) = caps.get(0) else { continue };
             let secret = match self.secret_group {
@@ -116,7 +117,7 @@ impl Rule {
             {
                 continue;
             }
-            if self.allowed(s, whole.as_bytes(), hay) {
+            if self.allowed(s, whole.as_bytes(), line_of(hay, whole.start(), whole.end())) {
                 continue;
             }
             let rank = match &self.twin_word {
@@ -140,9 +141,38 @@ impl Rule {
                 Target::Match => whole,
                 Target::Line => line,
             };
+            scanned(target.len());
             a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
         })
     }
+}
+
+/// The line of `hay` that holds `start..end` (gitleaks' allowlists of a line look at one line of a
+/// file; a 20 MB tool output is thousands of them), at most 4 KiB each side: an allowlist costs
+/// what its line costs, never the whole string per match.
+fn line_of(hay: &[u8], start: usize, end: usize) -> &[u8] {
+    const MAX: usize = 4096;
+    let lo = start.saturating_sub(MAX);
+    let hi = (end + MAX).min(hay.len());
+    let s = hay[lo..start].iter().rposition(|b| *b == b'\n').map_or(lo, |i| lo + i + 1);
+    let e = hay[end..hi].iter().position(|b| *b == b'\n').map_or(hi, |i| end + i);
+    &hay[s..e]
+}
+
+thread_local! {
+    /// Bytes handed to a regex or the keyword automaton on this thread: the work a redaction
+    /// does, counted so that a test can show it grows linearly with the input.
+    static SCANNED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn scanned(n: usize) {
+    SCANNED.with(|c| c.set(c.get() + n as u64));
+}
+
+/// Bytes handed to a regex on this thread so far.
+#[cfg(test)]
+pub(super) fn bytes_scanned() -> u64 {
+    SCANNED.with(std::cell::Cell::get)
 }
 
 fn contains_ignore_case(hay: &[u8], word: &[u8]) -> bool {
@@ -340,6 +370,7 @@ impl Rules {
 
     /// The rules to run on `hay`: those a keyword in it gates, and the ungated ones; sorted, once each.
     pub(super) fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
+        scanned(hay.len());
         out.clear();
         out.extend_from_slice(&self.always);
         if let Some(ac) = &self.keywords {
@@ -353,6 +384,7 @@ impl Rules {
 
     /// True when a keyword of a gated rule is in `hay` or an ungated rule exists.
     pub(super) fn any_triggered(&self, hay: &[u8]) -> bool {
+        scanned(hay.len());
         !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay))
     }
 
@@ -473,8 +505,34 @@ fn ours() -> Vec<(Rule, Vec<String>)> {
     [
         // scheme://user:password@host: the password (the user name stays).
         (
-            rule("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}:([^\s/@'`]{1,256})@[a-zA-Z0-9\[]", Some(url_secret), 2),
+            rule(
+                "url-password",
+                r"\b(?:[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}|(?i:redis|rediss|postgres|postgresql|mysql|mariadb|mongodb|mongodb\+srv|amqp|amqps)://):([^\s/@'`]{1,256})@[a-zA-Z0-9\[]",
+                Some(url_secret),
+                2,
+            ),
             words(&["://"]),
+        ),
+        // ~/.netrc: `machine <host> login <user> password <secret>`, on one line or several.
+        (
+            rule("netrc-password", r"(?i)\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(\S{1,256})", Some(url_secret), 2),
+            words(&["machine"]),
+        ),
+        // curl -u user:password, wget --user=u --password=p is the assignment rule's.
+        (
+            rule("curl-user-password", r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,64}:([^\s'"]{1,256})"#, Some(assigned_secret), 2),
+            words(&["-u", "--user"]),
+        ),
+        // token: <value>, X-API-Key: <value>, STRIPE_API_KEY=<value>: a random value of a key that
+        // names a credential (gitleaks' generic rule leaves out base64's `+` and `/`).
+        (
+            rule(
+                "key-assignment",
+                r#"(?i)\b[a-z0-9_.-]{0,40}(?:token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([A-Za-z0-9+/_.~=-]{16,512})"#,
+                Some(random_secret),
+                2,
+            ),
+            words(&["token", "key", "credential"]),
         ),
         // Authorization: Bearer <token> / Basic <b64> / <token>, in headers, curl and code.
         (
@@ -507,7 +565,18 @@ fn ours() -> Vec<(Rule, Vec<String>)> {
 /// belongs there (`scheme://user:password@host` in documentation).
 fn not_placeholder(s: &[u8]) -> bool {
     let first = s.first().copied().unwrap_or(b'$');
-    if matches!(first, b'$' | b'%' | b'<' | b'{' | b'*') {
+    let count = |c: u8| s.iter().filter(|b| **b == c).count();
+    let placeholder = match first {
+        b'$' => true,
+        // `<token>`, `<unset>`, `<your-token>`; `{{ var }}`, `{VAR}`; `%VAR%`, `%s`.
+        b'<' => s.contains(&b'>'),
+        b'{' => s.contains(&b'}'),
+        b'%' => count(b'%') >= 2 || s.len() <= 3,
+        // `***`, `*****abc`: mostly stars.
+        b'*' => count(b'*') * 2 >= s.len(),
+        _ => false,
+    };
+    if placeholder {
         return false;
     }
     const WORDS: &[&str] = &[
@@ -521,6 +590,12 @@ fn not_placeholder(s: &[u8]) -> bool {
         "placeholder",
         "your-password",
         "redacted",
+        "null",
+        "none",
+        "nil",
+        "unset",
+        "empty",
+        "undefined",
     ];
     if WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes())) {
         return false;
@@ -576,7 +651,7 @@ fn is_code(s: &[u8], before: &[u8], after: &[u8]) -> bool {
         c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == b'_' || f == b'$' || f == b'#')
             && c.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     };
-    (text.contains('.') || text.contains("::")) && pieces.len() >= 2 && pieces.iter().all(ident)
+    (text.contains('.') || text.contains("::")) && pieces.len() >= 2 && pieces.iter().all(ident) && !random_token(s)
 }
 
 /// gitleaks' generic rule, refused on code and on file names of words (`rsa-2048-private-key.pk8`).
@@ -640,7 +715,101 @@ fn url_secret(s: &[u8], _before: &[u8], _after: &[u8]) -> bool {
 
 /// An `Authorization:` header's or `Bearer` token's value: not a placeholder, not code, not words.
 fn header_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
-    not_placeholder(s) && !is_code(s, before, after) && !wordy(s)
+    not_placeholder(s) && (random_token(s) || (!is_code(s, before, after) && !wordy(s)))
+}
+
+/// A reference to a secret kept elsewhere, not the secret: a secret manager's or a file's
+/// (`vault:kv/app#3`, `op://vault/item/field`, `arn:aws:secretsmanager:…`, `env:DB_PASSWORD`).
+fn is_reference(s: &[u8]) -> bool {
+    const SCHEMES: &[&[u8]] = &[
+        b"vault:",
+        b"op://",
+        b"arn:",
+        b"ssm:",
+        b"sm://",
+        b"secretsmanager:",
+        b"gcpsm:",
+        b"azurekv:",
+        b"keyvault:",
+        b"env:",
+        b"file:",
+        b"k8s:",
+        b"secret:",
+        b"ref+",
+    ];
+    SCHEMES.iter().any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
+}
+
+/// Random characters, not a name: long enough, varied (gitleaks' generic entropy, 3.5 bits; 3 from
+/// 24 characters on, where a hex UUID's 16 symbols are at home), of two kinds of characters at
+/// least (cases, digits, symbols), and not reading as words ([`reads_as_words`]); or base64 with its padding.
+pub(super) fn random_token(s: &[u8]) -> bool {
+    // Base64 with its padding (`…kyg==`, a Kubernetes secret's data) is encoded bytes.
+    let body = s.strip_suffix(b"==").or_else(|| s.strip_suffix(b"=")).unwrap_or(s);
+    let padded = body.len() < s.len()
+        && s.len().is_multiple_of(4)
+        && body.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'));
+    if padded && s.len() >= 16 && entropy(s) >= 3.0 {
+        return true;
+    }
+    let kinds = [
+        s.iter().any(u8::is_ascii_lowercase),
+        s.iter().any(u8::is_ascii_uppercase),
+        s.iter().any(u8::is_ascii_digit),
+        s.iter().any(|b| b"+/=~!@%^*#-".contains(b)),
+    ];
+    let min = if s.len() >= 24 { 3.0 } else { 3.5 };
+    // Hexadecimal (a UUID, a hex key): its letters are a to f, whose pairs read as words.
+    let hex = s.iter().filter(|b| b.is_ascii_hexdigit()).count() >= 16
+        && s.iter().all(|b| b.is_ascii_hexdigit() || *b == b'-');
+    s.len() >= 12 && entropy(s) >= min && kinds.iter().filter(|k| **k).count() >= 2 && (hex || !reads_as_words(s))
+}
+
+/// The letter pairs of words of code and prose: those that make 97 % of the pairs in the words of
+/// Python 3.11's standard library (`scripts/redact/bigrams.py`), 262 of the 676. A random string's
+/// pairs are common four times in ten; a name of code's, nineteen times in twenty.
+const COMMON_BIGRAMS: &str = concat!(
+    "ab ac ad ag ai ak al am an ap ar as at au av aw ax ay ba be bi bj bl bo br bs bu by ca cc ce ch ",
+    "ci ck cl co cr cs ct cu cy da dd de di dl do dr ds du ea eb ec ed ee ef eg el em en eo ep eq er ",
+    "es et ev ew ex ey fa fe ff fi fl fo fr ft fu ge gh gi gl gn gr gs gu ha he hi ho hr ht ia ib ic ",
+    "id ie if ig il im in io ip ir is it iv ix iz je ke ki ks la ld le lf li ll lo ls lt lu ly ma mb ",
+    "me mi mm mo mp ms mu na nc nd ne nf ng ni nk nl nn no np ns nt nu nv oa ob oc od of og oi ok ol ",
+    "om on oo op or os ot ou ov ow ox pa pe pi pl po pp pr ps pt pu py qu ra rc rd re rg ri rk rl rm ",
+    "rn ro rr rs rt ru rv ry sa sc se sg sh si sk sl sm so sp ss st su sy ta tc td te tf th ti tl to ",
+    "tp tr ts tt tu ty ua ub uc ue uf ui ul um un up ur us ut va ve vi wa we wh wi wn wo wr xc xe xi ",
+    "xp xt yp ys yt ze ",
+);
+
+/// Most of the letter pairs of `s` (inside its words: camel case, digits and symbols split them)
+/// are [`COMMON_BIGRAMS`]: names of code (`win32api.RegEnumKey`, `MODEL_NONSTREAMING_TOKENS`),
+/// not random characters (`RlfdKYDHtZdhzyZosqPiuMmxuas299Sr`).
+fn reads_as_words(s: &[u8]) -> bool {
+    let (mut pairs, mut common) = (0usize, 0usize);
+    for w in s.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        // A pair inside a word: two letters, not a lower-case letter before a capital.
+        if !(a.is_ascii_alphabetic() && b.is_ascii_alphabetic()) || (a.is_ascii_lowercase() && b.is_ascii_uppercase()) {
+            continue;
+        }
+        pairs += 1;
+        let pair = [a.to_ascii_lowercase(), b.to_ascii_lowercase()];
+        if COMMON_BIGRAMS.as_bytes().chunks(3).any(|c| c[..2] == pair) {
+            common += 1;
+        }
+    }
+    pairs >= 4 && common * 4 >= pairs * 3
+}
+
+/// A value of a key that names a credential (`token:`, `X-API-Key:`): random characters that are
+/// not a placeholder, a reference or code.
+fn random_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    not_placeholder(s)
+        && !is_reference(s)
+        && random_token(s)
+        && !is_digest(s, before)
+        && !is_file_name(s)
+        && !is_version(s)
+        && !(after.first() == Some(&b'(') || before.ends_with(b"->") || before.ends_with(b"::"))
 }
 
 /// The value of a `password=` assignment is a secret, unless it is code or a placeholder: an
@@ -649,13 +818,22 @@ fn header_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
 /// version (`"@inquirer/password": "^4.0.10"`), or a number. A secret has a digit or a symbol, and
 /// isn't only letters and dots.
 fn assigned_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
-    if !not_placeholder(s) || s.starts_with(b"/") || s.starts_with(b"~") || s.starts_with(b"./") {
+    if !not_placeholder(s) || is_reference(s) {
         return false;
+    }
+    // A path (`/etc/x`, `~/.pgpass`, `./secrets/db`), unless what follows the slash is no words.
+    if (s.starts_with(b"/") || s.starts_with(b"~") || s.starts_with(b"./")) && (wordy(s) || !random_token(s)) {
+        return false;
+    }
+    // Random characters are a secret whatever symbol they start or hold (`=AyLBh5…`, `2DkpC+jT/…`):
+    // code is made of words.
+    if random_token(s.strip_prefix(b"=").unwrap_or(s)) {
+        return true;
     }
     // A reference, a path or a deref (`secret_key: &HpkePrivateKey`, `Secrets::Aes128Gcm`), a
     // hexadecimal literal (`ExtendedMasterSecret => 0x0017`).
     let hex = s.len() > 2 && s[..2].eq_ignore_ascii_case(b"0x") && s[2..].iter().all(u8::is_ascii_hexdigit);
-    if matches!(s[0], b'&' | b':' | b'=' | b'|' | b'!' | b'?') || hex {
+    if matches!(s[0], b'&' | b':' | b'=' | b'|' | b'!' | b'?' | b'*') || hex {
         return false;
     }
     if is_code(s, before, after) || is_version(s) || (s.iter().filter(|b| **b == b'/').count() >= 2 && wordy(s)) {
