@@ -124,9 +124,12 @@ fn from_env() -> Extension {
 
 /// The redaction of the model's writes through pi's own MCP tools of the MemPalace servers pi's
 /// `mcp.json` enables (`cwd`: pi's, for the project's file; `env`: the environment), whether the
-/// bridge shares pi's server, reads it through a twin, steps aside or is switched off; None
-/// without such a server.
+/// bridge shares pi's server, reads it through a twin or steps aside for it; None without such a
+/// server, or with `MEMPALACE_BRIDGE=0` (the palace half off completely: no hooks).
 fn pi_writes(cfg: &Config, cwd: Option<&std::path::Path>, env: &dyn Fn(&str) -> Option<String>) -> Option<PiWrites> {
+    if cfg.palace.off == Some(crate::palace::config::BridgeOff::Switch) {
+        return None;
+    }
     let url = cfg.mcp.remote_url.as_ref().map(crate::env::Url::expose);
     let servers = crate::palace::twin::find(&cfg.palace.agent_dir, cwd, url, env);
     PiWrites::new(&servers, cfg.palace.clone())
@@ -306,21 +309,32 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let agent = d.path().join("agent");
         std::fs::create_dir_all(&agent).unwrap();
-        let vars = HashMap::from([
-            ("PI_CODING_AGENT_DIR".to_string(), agent.display().to_string()),
-            ("MEMPALACE_BRIDGE".to_string(), "0".to_string()),
-        ]);
-        let get = move |k: &str| vars.get(k).cloned();
+        let vars = |bridge: &str| {
+            let map = HashMap::from([
+                ("PI_CODING_AGENT_DIR".to_string(), agent.display().to_string()),
+                ("MEMPALACE_BRIDGE".to_string(), bridge.to_string()),
+            ]);
+            move |k: &str| map.get(k).cloned()
+        };
         let ext = |get: &dyn Fn(&str) -> Option<String>| {
             let cfg = Config::effective(&get, Some(d.path()));
             Extension::new(None, None, cfg.palace.off.clone()).with_pi_writes(pi_writes(&cfg, Some(d.path()), get))
         };
         let handlers = |e: &Extension| e.pi_events().iter().map(|e| (e.event, e.handler)).collect::<Vec<_>>();
+        let writes = |e: &Extension| handlers(e).iter().any(|(e, _)| e.starts_with("tool_"));
         // No mcp.json: nothing of pi's own MCP.
-        assert!(!handlers(&ext(&get)).iter().any(|(e, _)| e.starts_with("tool_")));
-        std::fs::write(agent.join("mcp.json"), r#"{"mcpServers": {"mem-palace": {"command": "mempalace-mcp"}}}"#)
-            .unwrap();
-        let ext = ext(&get);
+        assert!(!writes(&ext(&vars("1"))));
+        // An HTTP server that is not the bridge's: the bridge steps aside, pi's writes are redacted.
+        std::fs::write(
+            agent.join("mcp.json"),
+            r#"{"mcpServers": {"mem-palace": {"url": "http://127.0.0.1:9/mempalace/mcp"}}}"#,
+        )
+        .unwrap();
+        let cfg = Config::effective(&vars("1"), Some(d.path()));
+        assert!(matches!(cfg.palace.off, Some(crate::palace::config::BridgeOff::PiMcp { .. })), "{:?}", cfg.palace.off);
+        // MEMPALACE_BRIDGE=0: the palace half is off completely, no hooks.
+        assert!(!writes(&ext(&vars("0"))));
+        let ext = ext(&vars("1"));
         let events = handlers(&ext);
         assert!(events.contains(&("tool_call", "redactPiWrite")) && events.contains(&("tool_result", "notePiWrite")));
         let pat = "ghp_4Fq9ZkT2mX8vR1pL6sW3yN0bC5hJ7dA2eG9u";
