@@ -6,7 +6,8 @@
 // token and an AWS secret access key line. Afterwards no byte of either value is in any file under
 // the palace directory (chroma.sqlite3, the knowledge graph, …), the markers are; the model's next
 // request carries the bridge's note in each tool result (kinds and counts, never a value); the
-// tally that `/mempalace status` and `doctor` show counts the three calls.
+// same with pi's default exposure, the drawer written by a codemode script (a nested call: its note
+// is in codemode's result); the tally that `/mempalace status` and `doctor` show counts the calls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -87,6 +88,29 @@ describe("the model's writes through pi 1.6's own MemPalace tools are redacted (
     }
   });
 
+  it("pi's default exposure (codemode): a script's nested write is redacted too, and codemode's result carries the note", async () => {
+    fs.writeFileSync(path.join(agentDir, 'mcp.json'), JSON.stringify({
+      mcpServers: { mempalace: { command: 'bash', args: [path.join(toolsDir, 'start-stdio.sh')], env: { MEMPALACE_PALACE: palace, MEMPALACE_ROOT: mempalaceRoot } } },
+    }, null, 2));
+    pi = await startPi({ target: '1.6.0', modelBaseUrl: mock.baseUrl, home, env: { ...bridgeEnv, DOTTY_VOICE_TOOLS: '0', MEMPALACE_FEED: '0', MEMPALACE_AGENT_NAME: 'redact-agent' }, args: ['--no-builtin-tools'], timeoutMs: 60_000 });
+    await ready(pi, 60_000);
+    const code = [
+      `const r = await tools.mcp__mempalace__mempalace_add_drawer({ wing: 'wing_ops', room: 'scripted', content: ${JSON.stringify(`Scripted deploy note: GITHUB_TOKEN=${GITHUB}\n${AWS_LINE}`)} });`,
+      'return r.content.map((c) => c.text).join("\\n");',
+    ].join('\n');
+    const from = mock.requests.length;
+    mock.enqueue({ toolCalls: [{ id: 'c_script', name: 'codemode', arguments: { code } }] }, { text: 'scripted' });
+    expect((await pi.prompt('store it from a script', { ms: 120_000 })).text).toBe('scripted');
+    const result = mock.requests.slice(from).at(-1).body.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c_script');
+    const t = text(result);
+    expect(t).toMatch(/^Script completed/);
+    expect(t).toContain('"success": true');
+    // The script gets the server's result as it was; codemode's own result ends with the note.
+    expect(t).toMatch(/\n\[mempalace bridge\] secrets were redacted from this call's arguments before they were stored: 2 \((?=.*github-pat 1)[a-z0-9:-]+ 1, [a-z0-9:-]+ 1\)[^\n]*$/);
+    for (const [kind, v] of Object.entries(SECRETS)) expect(t, kind).not.toContain(v);
+    expect(await pi.close(60_000)).toMatchObject({ code: 0 });
+  }, 240_000);
+
   it('no byte of either value is in any file under the palace directory; the markers are', () => {
     const all = filesUnder(palace);
     expect(all.map(([f]) => path.relative(palace, f))).toContain('chroma.sqlite3');
@@ -96,13 +120,14 @@ describe("the model's writes through pi 1.6's own MemPalace tools are redacted (
     }
     const chroma = fs.readFileSync(path.join(palace, 'chroma.sqlite3')).toString('latin1');
     expect(chroma).toContain('GITHUB_TOKEN=[REDACTED:github-pat]');
+    expect(chroma).toContain('Scripted deploy note: GITHUB_TOKEN=[REDACTED:github-pat]');
     expect(all.some(([, bytes]) => bytes.includes('[REDACTED:'))).toBe(true);
   });
 
-  it('the tally /mempalace status and doctor show counts the three calls', () => {
+  it('the tally /mempalace status and doctor show counts the four calls', () => {
     const tally = JSON.parse(fs.readFileSync(path.join(agentDir, 'mempalace-feed', 'tool-writes.json'), 'utf8'));
-    expect(tally.calls).toBe(3);
-    expect(tally.redacted['github-pat']).toBe(3);
-    expect(Object.values(tally.redacted).reduce((a, b) => a + b, 0)).toBe(6); // and the three secret keys
+    expect(tally.calls).toBe(4);
+    expect(tally.redacted['github-pat']).toBe(4);
+    expect(Object.values(tally.redacted).reduce((a, b) => a + b, 0)).toBe(8); // and the four secret keys
   });
 });
