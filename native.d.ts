@@ -274,7 +274,7 @@ export declare function recall(): Promise<BeforeAgentStart | null>
  * redacted when the call stores into a MemPalace server of pi's own `mcp.json` (the entry puts
  * its keys in place of `event.input`'s), else null: leave the input as it is.
  */
-export declare function redactPiWrite(toolCallId: string, toolName: string, input: any): any | null
+export declare function redactPiWrite(toolCallId: string, toolName: string, input: unknown): any | null
 
 /** The process is exiting (`process.on('exit')`): lines still held are written to stderr now. */
 export declare function releaseNotices(): void

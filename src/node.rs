@@ -202,8 +202,13 @@ pub fn pi_events() -> Vec<EventDescriptor> {
 /// redacted when the call stores into a MemPalace server of pi's own `mcp.json` (the entry puts
 /// its keys in place of `event.input`'s), else null: leave the input as it is.
 #[napi]
-pub fn redact_pi_write(tool_call_id: String, tool_name: String, input: Value) -> Option<Value> {
-    ext().on_tool_call(&tool_call_id, &tool_name, input)
+pub fn redact_pi_write(env: Env, tool_call_id: String, tool_name: String, input: Unknown) -> Result<Option<Value>> {
+    // Only a call the core may change is read off the JS heap (a `write` call's input may be large).
+    if !ext().handles_tool_call(&tool_name) {
+        return Ok(None);
+    }
+    let input: Value = env.from_js_value(input)?;
+    Ok(ext().on_tool_call(&tool_call_id, &tool_name, input))
 }
 
 /// pi's `tool_result` (its `toolCallId` and `parentToolCallId`): the text block that tells the model

@@ -170,6 +170,13 @@ impl Extension {
         EVENTS.iter().chain(palace).cloned().chain(recall).chain(writes.iter().cloned()).collect()
     }
 
+    /// Whether pi's `tool_call` of `tool` is one [`Extension::on_tool_call`] may change (a call
+    /// that stores into one of pi's own MemPalace servers): only such a call's input is worth
+    /// reading off the JS heap.
+    pub fn handles_tool_call(&self, tool: &str) -> bool {
+        self.pi_writes.as_ref().is_some_and(|w| w.stores(tool))
+    }
+
     /// pi's `tool_call` (`tool`: pi's tool name; `input`: its arguments): the input with every
     /// secret redacted when the call stores into one of pi's own MemPalace servers and something
     /// was replaced (the entry puts it in place of pi's), else None (leave it as it is).
@@ -336,6 +343,7 @@ mod tests {
         assert!(!writes(&ext(&vars("0"))));
         let ext = ext(&vars("1"));
         let events = handlers(&ext);
+        assert!(ext.handles_tool_call("mcp__mem_palace__mempalace_kg_add") && !ext.handles_tool_call("write"));
         assert!(events.contains(&("tool_call", "redactPiWrite")) && events.contains(&("tool_result", "notePiWrite")));
         let pat = "ghp_4Fq9ZkT2mX8vR1pL6sW3yN0bC5hJ7dA2eG9u";
         let input = json!({"wing": "w", "room": "r", "content": format!("token {pat}")});

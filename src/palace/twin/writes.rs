@@ -50,12 +50,17 @@ impl PiWrites {
         self.prefixes.iter().find_map(|p| pi_name.strip_prefix(p.as_str())).filter(|t| !t.is_empty())
     }
 
+    /// Whether a call of pi's tool `tool` stores into one of pi's MemPalace servers (its input is
+    /// then worth reading: [`PiWrites::tool_call`]).
+    pub(crate) fn stores(&self, tool: &str) -> bool {
+        self.palace_tool(tool).is_some_and(|name| calls::stores(name, &[]))
+    }
+
     /// pi's `tool_call`: when `tool` stores into one of pi's MemPalace servers, redacts `input` in
     /// place (the tally kept) and remembers the counts for the call's `tool_result`. True when
     /// `input` changed.
     pub(crate) fn tool_call(&self, call_id: &str, tool: &str, input: &mut Value) -> bool {
-        let Some(name) = self.palace_tool(tool) else { return false };
-        let counts = calls::guard_call(&self.cfg, calls::stores(name, &[]), input);
+        let counts = calls::guard_call(&self.cfg, self.stores(tool), input);
         if counts.is_empty() {
             return false;
         }
@@ -133,6 +138,8 @@ mod tests {
         assert_eq!(w.palace_tool("mempalace_add_drawer"), None);
         assert_eq!(w.palace_tool("mcp__memory__"), None);
         assert_eq!(w.palace_tool("bash"), None);
+        assert!(w.stores("mcp__memory__mempalace_diary_write") && !w.stores("mcp__memory__mempalace_search"));
+        assert!(!w.stores("mcp__github__create_issue") && !w.stores("write"));
     }
 
     #[test]
