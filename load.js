@@ -128,7 +128,9 @@ function earlierMessages(ctx) {
 /**
  * pi's handlers of the events the core describes (`native.piEvents()`), by the name of the native
  * call each ends in: each only hands pi's event to it (`speak`: the notices, `refresh`: the palace
- * tools and footer, `show`: the footer alone).
+ * tools and footer, `show`: the footer alone). `redactPiWrite` puts what the core returns in place
+ * of `tool_call`'s `event.input` (pi runs the call with that object); `notePiWrite` adds the core's
+ * text block to `tool_result`'s content. Neither throws at pi: a failure is one line.
  */
 exports.eventHandlers = function eventHandlers(native, { speak, refresh, show }) {
   return {
@@ -148,8 +150,30 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
     async recall() {
       return (await native.recall()) ?? undefined;
     },
+    redactPiWrite(e) {
+      try {
+        if (e?.input === null || typeof e?.input !== 'object') return;
+        const input = native.redactPiWrite(String(e.toolCallId ?? ''), String(e.toolName ?? ''), e.input);
+        if (input == null) return;
+        for (const key of Object.keys(e.input)) delete e.input[key]; // keys may have been redacted too
+        Object.assign(e.input, input);
+      } catch (err) { said(native, `${e?.toolName}: its input was not redacted: ${err?.message}`); }
+    },
+    notePiWrite(e) {
+      try {
+        const text = native.notePiWrite(String(e?.toolCallId ?? ''), e?.parentToolCallId ?? null);
+        if (text == null) return undefined;
+        const kept = e.structuredContent === undefined ? {} : { structuredContent: e.structuredContent };
+        return { content: [...(Array.isArray(e.content) ? e.content : []), { type: 'text', text }], ...kept };
+      } catch (err) { said(native, `${e?.toolName}: the redaction note was not added: ${err?.message}`); return undefined; }
+    },
   };
 };
+
+/** Says `text` through the core's sink, else on stderr: never throws at pi. */
+function said(native, text) {
+  try { native.warn(text); } catch { console.error(`[dotty-pi-ext] ${text}`); }
+}
 
 let releaseOnExit = false;
 

@@ -203,6 +203,12 @@ export interface NativeStats {
  */
 export declare function noop(): Promise<void>
 
+/**
+ * pi's `tool_result` (its `toolCallId` and `parentToolCallId`): the text block that tells the model
+ * what was redacted from that call (kinds and counts), else null.
+ */
+export declare function notePiWrite(toolCallId: string, parentToolCallId?: string | undefined | null): string | null
+
 /** What the core says goes to stderr again (pi's terminal UI stopped: `session_shutdown` on quit). */
 export declare function noticesToStderr(): void
 
@@ -262,6 +268,13 @@ export interface PiToolsView {
  * budget (`MEMPALACE_RECALL_BUDGET_MS`): the prompt never waits longer.
  */
 export declare function recall(): Promise<BeforeAgentStart | null>
+
+/**
+ * pi's `tool_call` (its `toolCallId`, `toolName` and `input`): the input with every secret
+ * redacted when the call stores into a MemPalace server of pi's own `mcp.json` (the entry puts
+ * its keys in place of `event.input`'s), else null: leave the input as it is.
+ */
+export declare function redactPiWrite(toolCallId: string, toolName: string, input: unknown): any | null
 
 /** The process is exiting (`process.on('exit')`): lines still held are written to stderr now. */
 export declare function releaseNotices(): void

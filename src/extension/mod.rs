@@ -27,6 +27,7 @@ pub use crate::voice::turn_log::{Content, Message};
 
 use crate::config::Config;
 use crate::palace::bridge::Bridge;
+use crate::palace::twin::PiWrites;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
@@ -54,6 +55,13 @@ const EVENTS: [EventSpec; 3] = [
 const PALACE_EVENTS: [EventSpec; 2] = [
     EventSpec { event: "agent_settled", handler: "agentSettled" },
     EventSpec { event: "before_agent_start", handler: "beforeAgentStart" },
+];
+
+/// The events of pi's own MCP writes to a MemPalace server of its `mcp.json` (redacted before the
+/// call runs, the model told in its result): whatever the bridge does, while there is such a server.
+const PI_WRITES_EVENTS: [EventSpec; 2] = [
+    EventSpec { event: "tool_call", handler: "redactPiWrite" },
+    EventSpec { event: "tool_result", handler: "notePiWrite" },
 ];
 
 /// Recall's handler: a second `before_agent_start` handler, so its message is one of its own.
@@ -87,6 +95,9 @@ pub struct Extension {
     /// `None` when the bridge is off: `bridge_off` says why.
     bridge: Option<Arc<Bridge>>,
     bridge_off: Option<crate::palace::config::BridgeOff>,
+    /// `None` when pi's `mcp.json` enables no MemPalace server: else the redaction of the model's
+    /// writes through pi's own tools of it.
+    pi_writes: Option<PiWrites>,
     /// The calls [`Extension::cancel`] can stop, by call id.
     // A std Mutex: held only to insert or remove an entry, never across an await.
     cancels: Mutex<HashMap<u32, calls::Cancel>>,
@@ -104,10 +115,24 @@ fn from_env() -> Extension {
     for w in cfg.warnings.iter().chain(&cfg.pi_mcp) {
         crate::diag!("{w}");
     }
+    let pi_writes = pi_writes(&cfg, std::env::current_dir().ok().as_deref(), &crate::env::process);
     let voice = cfg.voice.enabled.then(|| Arc::new(Voice::new(cfg.voice)));
     let bridge_off = cfg.palace.off.clone();
     let bridge = Bridge::from_config(cfg.palace, cfg.mcp, crate::voice::Tool::names());
-    Extension::new(voice, bridge, bridge_off)
+    Extension::new(voice, bridge, bridge_off).with_pi_writes(pi_writes)
+}
+
+/// The redaction of the model's writes through pi's own MCP tools of the MemPalace servers pi's
+/// `mcp.json` enables (`cwd`: pi's, for the project's file; `env`: the environment), whether the
+/// bridge shares pi's server, reads it through a twin or steps aside for it; None without such a
+/// server, or with `MEMPALACE_BRIDGE=0` (the palace half off completely: no hooks).
+fn pi_writes(cfg: &Config, cwd: Option<&std::path::Path>, env: &dyn Fn(&str) -> Option<String>) -> Option<PiWrites> {
+    if cfg.palace.off == Some(crate::palace::config::BridgeOff::Switch) {
+        return None;
+    }
+    let url = cfg.mcp.remote_url.as_ref().map(crate::env::Url::expose);
+    let servers = crate::palace::twin::find(&cfg.palace.agent_dir, cwd, url, env);
+    PiWrites::new(&servers, cfg.palace.clone())
 }
 
 impl Extension {
@@ -116,19 +141,62 @@ impl Extension {
         bridge: Option<Arc<Bridge>>,
         bridge_off: Option<crate::palace::config::BridgeOff>,
     ) -> Extension {
-        Extension { voice, bridge, bridge_off, cancels: Mutex::new(HashMap::new()), started: std::sync::Once::new() }
+        Extension {
+            voice,
+            bridge,
+            bridge_off,
+            pi_writes: None,
+            cancels: Mutex::new(HashMap::new()),
+            started: std::sync::Once::new(),
+        }
+    }
+
+    /// The same state, redacting pi's own MCP writes with `w`.
+    fn with_pi_writes(self, w: Option<PiWrites>) -> Extension {
+        Extension { pi_writes: w, ..self }
     }
 
     pub fn get() -> &'static Extension {
         &EXTENSION
     }
 
-    /// The pi events this state handles: the palace's only while the bridge is on.
+    /// The pi events this state handles: the palace's only while the bridge is on; pi's own MCP
+    /// writes' while pi's `mcp.json` enables a MemPalace server.
     pub fn pi_events(&self) -> Vec<EventSpec> {
         let palace = self.bridge.as_ref().map_or(&[][..], |_| &PALACE_EVENTS[..]);
         // After the wake-up's handler: pi runs an extension's handlers in order, one message each.
         let recall = self.bridge.as_ref().filter(|b| b.cfg.recall.on).map(|_| RECALL_EVENT);
-        EVENTS.iter().chain(palace).cloned().chain(recall).collect()
+        let writes = self.pi_writes.as_ref().map_or(&[][..], |_| &PI_WRITES_EVENTS[..]);
+        EVENTS.iter().chain(palace).cloned().chain(recall).chain(writes.iter().cloned()).collect()
+    }
+
+    /// Whether pi's `tool_call` of `tool` is one [`Extension::on_tool_call`] may change (a call
+    /// that stores into one of pi's own MemPalace servers): only such a call's input is worth
+    /// reading off the JS heap.
+    pub fn handles_tool_call(&self, tool: &str) -> bool {
+        self.pi_writes.as_ref().is_some_and(|w| w.stores(tool))
+    }
+
+    /// pi's `tool_call` (`tool`: pi's tool name; `input`: its arguments): the input with every
+    /// secret redacted when the call stores into one of pi's own MemPalace servers and something
+    /// was replaced (the entry puts it in place of pi's), else None (leave it as it is).
+    /// A panic is one stderr line and None: pi's handler never throws for this.
+    pub fn on_tool_call(&self, call_id: &str, tool: &str, input: serde_json::Value) -> Option<serde_json::Value> {
+        let w = self.pi_writes.as_ref()?;
+        let redact = move || {
+            let mut input = input;
+            w.tool_call(call_id, tool, &mut input).then_some(input)
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(redact)).unwrap_or_else(|_| {
+            crate::diag!("{tool}: its input could not be redacted and goes as it is (a panic in the redactor)");
+            None
+        })
+    }
+
+    /// pi's `tool_result` of `call_id` (`parent`: the call that made it, for a nested call): the
+    /// text block telling the model what was redacted from that call, or None.
+    pub fn on_tool_result(&self, call_id: &str, parent: Option<&str>) -> Option<String> {
+        self.pi_writes.as_ref()?.tool_result(call_id, parent)
     }
 
     /// Opens brain.db and starts the MemPalace handshake in the background, once per process.
@@ -239,5 +307,49 @@ mod tests {
         assert_eq!(ext.palace_prompt_section(), None);
         let events: Vec<&str> = ext.pi_events().iter().map(|e| e.event).collect();
         assert_eq!(events, ["session_start", "agent_end", "session_shutdown"], "no palace: none of its events");
+        assert_eq!(ext.on_tool_call("c", "mcp__mempalace__mempalace_add_drawer", json!({"content": "x"})), None);
+        assert_eq!(ext.on_tool_result("c", None), None);
+    }
+
+    #[test]
+    fn pi_s_own_mempalace_server_brings_the_write_events_whatever_the_bridge_does() {
+        let d = tempfile::tempdir().unwrap();
+        let agent = d.path().join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        let vars = |bridge: &str| {
+            let map = HashMap::from([
+                ("PI_CODING_AGENT_DIR".to_string(), agent.display().to_string()),
+                ("MEMPALACE_BRIDGE".to_string(), bridge.to_string()),
+            ]);
+            move |k: &str| map.get(k).cloned()
+        };
+        let ext = |get: &dyn Fn(&str) -> Option<String>| {
+            let cfg = Config::effective(&get, Some(d.path()));
+            Extension::new(None, None, cfg.palace.off.clone()).with_pi_writes(pi_writes(&cfg, Some(d.path()), get))
+        };
+        let handlers = |e: &Extension| e.pi_events().iter().map(|e| (e.event, e.handler)).collect::<Vec<_>>();
+        let writes = |e: &Extension| handlers(e).iter().any(|(e, _)| e.starts_with("tool_"));
+        // No mcp.json: nothing of pi's own MCP.
+        assert!(!writes(&ext(&vars("1"))));
+        // An HTTP server that is not the bridge's: the bridge steps aside, pi's writes are redacted.
+        std::fs::write(
+            agent.join("mcp.json"),
+            r#"{"mcpServers": {"mem-palace": {"url": "http://127.0.0.1:9/mempalace/mcp"}}}"#,
+        )
+        .unwrap();
+        let cfg = Config::effective(&vars("1"), Some(d.path()));
+        assert!(matches!(cfg.palace.off, Some(crate::palace::config::BridgeOff::PiMcp { .. })), "{:?}", cfg.palace.off);
+        // MEMPALACE_BRIDGE=0: the palace half is off completely, no hooks.
+        assert!(!writes(&ext(&vars("0"))));
+        let ext = ext(&vars("1"));
+        let events = handlers(&ext);
+        assert!(ext.handles_tool_call("mcp__mem_palace__mempalace_kg_add") && !ext.handles_tool_call("write"));
+        assert!(events.contains(&("tool_call", "redactPiWrite")) && events.contains(&("tool_result", "notePiWrite")));
+        let pat = "ghp_4Fq9ZkT2mX8vR1pL6sW3yN0bC5hJ7dA2eG9u";
+        let input = json!({"wing": "w", "room": "r", "content": format!("token {pat}")});
+        let out = ext.on_tool_call("c1", "mcp__mem_palace__mempalace_add_drawer", input).unwrap();
+        assert_eq!(out, json!({"wing": "w", "room": "r", "content": "token [REDACTED:github-pat]"}));
+        assert!(ext.on_tool_result("c1", None).unwrap().contains("github-pat 1"));
+        assert_eq!(ext.on_tool_call("c2", "mcp__mem_palace__mempalace_search", json!({"query": pat})), None);
     }
 }

@@ -24,10 +24,15 @@
 //! Only the files are read (pi's own rules for them: a project entry replaces the user-level entry
 //! of the same name; a project entry without `command`, `url` or `type` only overrides `enabled`).
 //! The project file is read whether or not the user trusted the project in pi.
+//!
+//! Whatever the bridge does beside them, the model's writes through pi's own tools of these servers
+//! are redacted in pi's `tool_call` event, as the bridge's palace-tool writes are ([`PiWrites`]).
 
 mod mcp_json;
+mod writes;
 
 pub(crate) use mcp_json::{find, Unlaunchable};
+pub(crate) use writes::PiWrites;
 
 use crate::mcp::McpConfig;
 use std::path::PathBuf;
