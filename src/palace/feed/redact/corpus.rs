@@ -162,3 +162,42 @@ fn rule_samples() {
         100.0 * ok_total as f64 / total as f64
     );
 }
+
+/// The same samples repeated bare later in a session (issue 33): pasted with their key in a tool
+/// output (where the rule finds them), then said alone by the assistant. The share of samples whose
+/// value is gone from the whole session, per rule where it is not all of them.
+#[test]
+#[ignore = "a measurement: python3 scripts/redact/rule-samples.py 29 > /tmp/dotty-rule-samples.json first"]
+fn rule_samples_repeated_bare() {
+    let Ok(text) = std::fs::read_to_string(RULE_SAMPLES) else {
+        panic!("no {RULE_SAMPLES}: run scripts/redact/rule-samples.py")
+    };
+    let all: std::collections::BTreeMap<String, Vec<serde_json::Value>> = serde_json::from_str(&text).unwrap();
+    let r = Redactor::builtin();
+    let (mut gone, mut total) = (0, 0);
+    for (id, samples) in &all {
+        let mut ok = 0;
+        for s in samples {
+            let (text, secret) = (s["text"].as_str().unwrap(), s["secret"].as_str().unwrap());
+            let bare = format!("The value `{secret}` is the one the service rejects; rotate it.");
+            let lines = [
+                serde_json::json!({"type":"message","message":{"role":"toolResult","toolCallId":"t","toolName":"bash","content":[{"type":"text","text":text}]}}),
+                serde_json::json!({"type":"message","message":{"role":"assistant","content":[{"type":"text","text":bare}]}}),
+            ];
+            let session: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+            let out =
+                r.redact_jsonl(session.as_bytes(), &mut Counts::new()).unwrap_or_else(|| session.clone().into_bytes());
+            let escaped = serde_json::to_string(secret).unwrap();
+            let out = String::from_utf8_lossy(&out);
+            if !out.contains(secret) && !out.contains(escaped.trim_matches('"')) {
+                ok += 1;
+            }
+        }
+        total += samples.len();
+        gone += ok;
+        if ok < samples.len() {
+            println!("RULE {id}: {ok}/{} gone", samples.len());
+        }
+    }
+    println!("SUMMARY bare repeats gone: {gone}/{total} ({:.1} %)", 100.0 * gone as f64 / total as f64);
+}

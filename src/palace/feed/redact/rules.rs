@@ -576,7 +576,8 @@ fn not_placeholder(s: &[u8]) -> bool {
         b'*' => count(b'*') * 2 >= s.len(),
         _ => false,
     };
-    if placeholder {
+    // AWS's documentation marks its made-up keys so (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`).
+    if placeholder || s.windows(7).any(|w| w == b"EXAMPLE") {
         return false;
     }
     const WORDS: &[&str] = &[
@@ -762,12 +763,19 @@ pub(super) fn random_token(s: &[u8]) -> bool {
     // Hexadecimal (a UUID, a hex key): its letters are a to f, whose pairs read as words.
     let hex = s.iter().filter(|b| b.is_ascii_hexdigit()).count() >= 16
         && s.iter().all(|b| b.is_ascii_hexdigit() || *b == b'-');
-    s.len() >= 12 && entropy(s) >= min && kinds.iter().filter(|k| **k).count() >= 2 && (hex || !reads_as_words(s))
+    // Letters alone are a name more often than not (`AlgorithmType`): random only when long.
+    let letters_only = !kinds[2] && !kinds[3];
+    let long_enough = if letters_only { 20 } else { 12 };
+    s.len() >= long_enough
+        && entropy(s) >= min
+        && kinds.iter().filter(|k| **k).count() >= 2
+        && (hex || !reads_as_words(s))
 }
 
 /// The letter pairs of words of code and prose: those that make 97 % of the pairs in the words of
 /// Python 3.11's standard library (`scripts/redact/bigrams.py`), 262 of the 676. A random string's
-/// pairs are common four times in ten; a name of code's, nineteen times in twenty.
+/// pairs are common four times in ten; a name of code's, nineteen times in twenty; the line is drawn
+/// at three in four.
 const COMMON_BIGRAMS: &str = concat!(
     "ab ac ad ag ai ak al am an ap ar as at au av aw ax ay ba be bi bj bl bo br bs bu by ca cc ce ch ",
     "ci ck cl co cr cs ct cu cy da dd de di dl do dr ds du ea eb ec ed ee ef eg el em en eo ep eq er ",
@@ -780,7 +788,7 @@ const COMMON_BIGRAMS: &str = concat!(
     "xp xt yp ys yt ze ",
 );
 
-/// Most of the letter pairs of `s` (inside its words: camel case, digits and symbols split them)
+/// Three in four of the letter pairs of `s` (inside its words: camel case, digits and symbols split them)
 /// are [`COMMON_BIGRAMS`]: names of code (`win32api.RegEnumKey`, `MODEL_NONSTREAMING_TOKENS`),
 /// not random characters (`RlfdKYDHtZdhzyZosqPiuMmxuas299Sr`).
 fn reads_as_words(s: &[u8]) -> bool {
