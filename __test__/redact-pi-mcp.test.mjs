@@ -5,7 +5,7 @@
 // entry is loaded into a fake pi whose agent dir holds that mcp.json (an HTTP server the bridge
 // steps aside for: nothing is started, which changes nothing for pi's own writes; with
 // MEMPALACE_BRIDGE=0 the palace half is off completely, hooks too). The real pi and MemPalace:
-// __test__/e2e/redact-pi-mcp-pi16.e2e.test.mjs; the decision: src/palace/twin/writes.rs's tests.
+// __test__/e2e/redact-pi-mcp-pi16.e2e.test.mjs; the decision: src/palace/feed/redact/pi_writes.rs's tests.
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -27,7 +27,7 @@ pub use crate::voice::turn_log::{Content, Message};
 
 use crate::config::Config;
 use crate::palace::bridge::Bridge;
-use crate::palace::twin::PiWrites;
+use crate::palace::feed::redact::PiWrites;
 use crate::voice::Voice;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;

@@ -26,13 +26,12 @@
 //! The project file is read whether or not the user trusted the project in pi.
 //!
 //! Whatever the bridge does beside them, the model's writes through pi's own tools of these servers
-//! are redacted in pi's `tool_call` event, as the bridge's palace-tool writes are ([`PiWrites`]).
+//! are redacted in pi's `tool_call` event, as the bridge's palace-tool writes are
+//! (`feed::redact::pi_writes`).
 
 mod mcp_json;
-mod writes;
 
 pub(crate) use mcp_json::{find, Unlaunchable};
-pub(crate) use writes::PiWrites;
 
 use crate::mcp::McpConfig;
 use std::path::PathBuf;
@@ -242,7 +241,7 @@ pub(crate) fn decide(found: &[PiMempalace], remote_url: Option<&str>) -> Coexist
 
 /// The `mcp__<server>__` prefix pi gives the server's tools (characters other than letters, digits
 /// and `_` become `_`).
-fn tool_prefix(name: &str) -> String {
+pub(crate) fn tool_prefix(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 

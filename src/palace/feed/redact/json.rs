@@ -8,7 +8,8 @@
 //! Two keys of one object that would become the same string are kept apart: the later ones get an
 //! index on their last marker (`[REDACTED:aws-access-token#2]`), so no entry is lost.
 
-use super::{marker, Counts, Hit};
+use super::markers::marker;
+use super::{Counts, Hit};
 use std::collections::{HashMap, HashSet};
 
 /// A string token: `start` is its opening quote, `content` the raw bytes between the quotes.

@@ -18,19 +18,29 @@
 pub mod calls;
 #[cfg(test)]
 mod corpus;
+mod exact;
 #[cfg(test)]
 mod heldout;
 mod json;
+mod learn;
 #[cfg(test)]
 mod linear;
+mod markers;
+mod pi_writes;
 mod rules;
 #[cfg(test)]
 mod tests;
+mod tree;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+pub use exact::secret_name;
+pub(crate) use pi_writes::PiWrites;
+pub use tree::{for_feed, redact_tree};
+
+use exact::{exact_worthy, url_password, Exact};
+use learn::learn;
+use markers::{between, marker_spans, merge, replace};
 use rules::{Hit, Rules};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
 /// Shortest value matched exactly: shorter ones are ordinary words (`TOKENIZERS_PARALLELISM=false`).
@@ -50,94 +60,6 @@ pub struct Sources {
     pub env: Vec<(String, String)>,
     /// The user's pattern file (`MEMPALACE_FEED_REDACT`), if any.
     pub patterns_file: Option<std::path::PathBuf>,
-}
-
-/// True when the name of an environment variable says it holds a secret.
-pub fn secret_name(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    const PARTS: &[&str] = &[
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "API_KEY",
-        "APIKEY",
-        "PRIVATE_KEY",
-        "ACCESS_KEY",
-        "CREDENTIAL",
-        "AUTH_KEY",
-        "SESSION_KEY",
-        "SIGNING_KEY",
-        "CLIENT_KEY",
-    ];
-    // AWS_*: all of them but the few that name places, not keys.
-    let aws = n.starts_with("AWS_")
-        && !["REGION", "PROFILE", "OUTPUT", "ENDPOINT", "CONFIG_FILE", "SHARED_CREDENTIALS_FILE", "CA_BUNDLE", "PAGER"]
-            .iter()
-            .any(|w| n.contains(w));
-    aws || PARTS.iter().any(|p| n.contains(p))
-}
-
-/// An exact secret of this process worth matching: long enough, and not a path, number or switch.
-fn exact_worthy(value: &str) -> bool {
-    let v = value.trim();
-    v.chars().count() >= MIN_EXACT
-        && !v.starts_with('/')
-        && !v.starts_with("~/")
-        && !v.chars().all(|c| c.is_ascii_digit())
-}
-
-/// The password of a URL (`scheme://user:password@host`), percent-decoded as it is also typed.
-fn url_password(value: &str) -> Vec<String> {
-    let Ok(u) = reqwest::Url::parse(value.trim()) else { return Vec::new() };
-    let Some(pw) = u.password() else { return Vec::new() };
-    let decoded = percent_encoding::percent_decode_str(pw).decode_utf8_lossy().into_owned();
-    let mut out = vec![pw.to_string()];
-    if decoded != pw {
-        out.push(decoded);
-    }
-    out
-}
-
-/// A set of values matched exactly (longest first on overlap), each with its kind.
-struct Exact {
-    ac: AhoCorasick,
-    kinds: Vec<Arc<str>>,
-    /// True when a value holds a character a JSON writer escapes: the raw-line fast path can't
-    /// vouch for a line then.
-    escaped: bool,
-}
-
-impl Exact {
-    /// None for no values (or, said in `warnings`, values the automaton can't take).
-    fn build(mut values: Vec<(Vec<u8>, Arc<str>)>, warnings: &mut Vec<String>) -> Option<Exact> {
-        values.sort();
-        values.dedup_by(|a, b| a.0 == b.0);
-        if values.is_empty() {
-            return None;
-        }
-        let escaped = values.iter().any(|(v, _)| v.iter().any(|b| *b == b'"' || *b == b'\\' || *b < 0x20));
-        match AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostLongest).build(values.iter().map(|v| &v.0)) {
-            Ok(ac) => Some(Exact { ac, kinds: values.into_iter().map(|v| v.1).collect(), escaped }),
-            Err(e) => {
-                warnings.push(format!("mempalace feed: secrets can't be matched exactly ({e})"));
-                None
-            }
-        }
-    }
-
-    fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
-        for m in self.ac.find_iter(hay) {
-            out.push(Hit {
-                start: m.start(),
-                end: m.end(),
-                priority: 0,
-                rank: 0,
-                kind: self.kinds[m.pattern().as_usize()].clone(),
-            });
-        }
-    }
 }
 
 /// One redaction run: the extra exact values (those learned from the file so far) and, while
@@ -444,204 +366,4 @@ fn parse_patterns(text: &str) -> Vec<(String, usize)> {
         .filter(|(l, _)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .map(|(l, n)| (l.to_string(), n))
         .collect()
-}
-
-/// Sorted by start (then priority, then longest), overlapping spans joined, each widened to whole
-/// UTF-8 characters.
-fn merge(hay: &[u8], mut hits: Vec<Hit>) -> Vec<Hit> {
-    for h in &mut hits {
-        while h.start > 0 && is_continuation(hay[h.start]) {
-            h.start -= 1;
-        }
-        while h.end < hay.len() && is_continuation(hay[h.end]) {
-            h.end += 1;
-        }
-    }
-    // A marker of an earlier round is not a secret again (a URL's password rule would take it).
-    hits.retain(|h| !is_marker(&hay[h.start..h.end]));
-    hits.sort_by(|a, b| {
-        a.start
-            .cmp(&b.start)
-            .then(a.priority.cmp(&b.priority))
-            .then(b.end.cmp(&a.end))
-            .then(a.rank.cmp(&b.rank))
-            .then(a.kind.cmp(&b.kind))
-    });
-    let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
-    for h in hits {
-        match out.last_mut() {
-            Some(last) if h.start < last.end => last.end = last.end.max(h.end),
-            _ => out.push(h),
-        }
-    }
-    out
-}
-
-/// `[REDACTED:<kind>]` and nothing else.
-fn is_marker(s: &[u8]) -> bool {
-    s.strip_prefix(b"[REDACTED:").and_then(|r| r.strip_suffix(b"]")).is_some_and(|k| !k.contains(&b']'))
-}
-
-/// Longest kind a marker found in text may have.
-const MAX_KIND: usize = 128;
-
-/// The markers in `hay` (`[REDACTED:<kind>]`, the kind without brackets, space, quote or
-/// backslash), as sorted disjoint spans: never scanned, never part of a redaction.
-fn marker_spans(hay: &[u8]) -> Vec<(usize, usize)> {
-    const OPEN: &[u8] = b"[REDACTED:";
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(p) = hay[i..].iter().position(|b| *b == b'[') {
-        let s = i + p;
-        if !hay[s..].starts_with(OPEN) {
-            i = s + 1;
-            continue;
-        }
-        let rest = &hay[s + OPEN.len()..];
-        let stop = rest
-            .iter()
-            .take(MAX_KIND + 1)
-            .position(|b| matches!(b, b']' | b'[' | b'"' | b'\\') || b.is_ascii_whitespace() || *b < 0x20);
-        match stop {
-            Some(k) if k > 0 && rest[k] == b']' => {
-                let e = s + OPEN.len() + k + 1;
-                out.push((s, e));
-                i = e;
-            }
-            _ => i = s + 1,
-        }
-    }
-    out
-}
-
-/// The spans of `0..len` between `taken` (sorted, disjoint), empty ones left out.
-fn between(len: usize, taken: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let mut out = Vec::with_capacity(taken.len() + 1);
-    let mut at = 0;
-    for (s, e) in taken {
-        if *s > at {
-            out.push((at, *s));
-        }
-        at = *e;
-    }
-    if len > at {
-        out.push((at, len));
-    }
-    out
-}
-
-/// Shortest value learned from a file (matched exactly everywhere in it afterwards).
-const MIN_LEARNED: usize = 12;
-
-/// A value a rule found is matched exactly in the rest of its file only when it looks like a
-/// secret itself: long enough, varied enough (entropy), and not words of code (an identifier or a
-/// member chain made of words: `Uint8Array`, `self.headers.get`), which the rest of the file uses
-/// for something else. A password of words and symbols (`hunter2-zyoPobsar2`) is learned.
-fn worth_learning(v: &[u8]) -> bool {
-    let code_chars = v.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b':'));
-    v.len() >= MIN_LEARNED && rules::entropy(v) >= 3.0 && !(code_chars && rules::wordy(v) && !rules::random_token(v))
-}
-
-/// Learns `v` (a value a rule found) and, for a value of several lines (a private key's block) or
-/// parts (`user:password`, as gitleaks' `curl-auth-user` takes it), each line and part: a line of a
-/// key or a password quoted alone later is a secret all the same.
-fn learn(v: &[u8], kind: &Arc<str>, learned: &mut Vec<(Vec<u8>, Arc<str>)>) {
-    if worth_learning(v) {
-        learned.push((v.to_vec(), kind.clone()));
-    }
-    if v.contains(&b'\n') || v.contains(&b':') {
-        for part in v.split(|b| *b == b'\n' || *b == b':').map(|l| l.strip_suffix(b"\r").unwrap_or(l)) {
-            if part != v && worth_learning(part) && !part.starts_with(b"-----") {
-                learned.push((part.to_vec(), kind.clone()));
-            }
-        }
-    }
-}
-
-fn is_continuation(b: u8) -> bool {
-    b & 0xC0 == 0x80
-}
-
-/// The marker of `kind` (`#<index>` appended for a key kept apart from another).
-fn marker(kind: &str, index: Option<usize>) -> String {
-    match index {
-        Some(i) => format!("[REDACTED:{kind}#{i}]"),
-        None => format!("[REDACTED:{kind}]"),
-    }
-}
-
-/// `hay` with each (merged, sorted) hit replaced by its marker, the last one indexed with
-/// `index` if given; counted, one per marker written.
-fn replace(hay: &[u8], hits: &[Hit], index: Option<usize>, counts: &mut Counts) -> Vec<u8> {
-    let mut out = Vec::with_capacity(hay.len());
-    let mut at = 0;
-    for (n, h) in hits.iter().enumerate() {
-        out.extend_from_slice(&hay[at..h.start]);
-        let i = if n + 1 == hits.len() { index } else { None };
-        out.extend_from_slice(marker(&h.kind, i).as_bytes());
-        *counts.entry(h.kind.to_string()).or_default() += 1;
-        at = h.end;
-    }
-    out.extend_from_slice(&hay[at..]);
-    out
-}
-
-/// The redactor of a feed with this configuration: None when `MEMPALACE_FEED_REDACT=off`.
-/// Warnings are said on stderr here, once per build.
-pub fn for_feed(cfg: &super::PalaceConfig) -> Option<Arc<Redactor>> {
-    let patterns_file = match &cfg.redact {
-        super::config::Redact::Off => return None,
-        super::config::Redact::On { patterns } => patterns.clone(),
-    };
-    let (r, warnings) = Redactor::build(&Sources { env: crate::env::process_all(), patterns_file });
-    for w in warnings {
-        crate::diag!("{w}");
-    }
-    Some(Arc::new(r))
-}
-
-/// Redacts every regular file under `dir` in place (the external exporter's `MINE_SOURCE`):
-/// `*.jsonl` as session files, anything else as text. Each changed file is replaced atomically
-/// (a private temporary file beside it, then a rename), so no unredacted copy is left behind.
-pub fn redact_tree(r: &Redactor, dir: &Path, counts: &mut Counts) -> std::io::Result<usize> {
-    let mut changed = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d)? {
-            let Ok(e) = e else { continue };
-            let Ok(ft) = e.file_type() else { continue };
-            let p = e.path();
-            if ft.is_dir() {
-                stack.push(p);
-            } else if ft.is_file() {
-                let mut bytes = std::fs::read(&p)?;
-                let jsonl = p.extension().is_some_and(|x| x == "jsonl");
-                if jsonl {
-                    // The user's opt-out applies to the external exporter's copies too.
-                    match crate::palace::feed::no_memory::apply(&bytes) {
-                        crate::palace::feed::no_memory::Opt::Unchanged => {}
-                        crate::palace::feed::no_memory::Opt::Session => {
-                            std::fs::remove_file(&p)?;
-                            changed += 1;
-                            continue;
-                        }
-                        crate::palace::feed::no_memory::Opt::Without(b, _) => {
-                            super::files::write_atomic(&p, &b)?;
-                            bytes = b;
-                        }
-                    }
-                }
-                let redacted = if jsonl || p.extension().is_some_and(|x| x == "json") {
-                    r.redact_jsonl(&bytes, counts)
-                } else {
-                    r.redact_bytes(&bytes, counts)
-                };
-                if let Some(new) = redacted {
-                    super::files::write_atomic(&p, &new)?;
-                    changed += 1;
-                }
-            }
-        }
-    }
-    Ok(changed)
 }

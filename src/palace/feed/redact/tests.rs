@@ -1,3 +1,4 @@
+use super::learn::worth_learning;
 use super::*;
 use serde_json::Value;
 

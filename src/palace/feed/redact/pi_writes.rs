@@ -14,8 +14,8 @@
 //! The bridge's own tools are not pi's MCP tools (no `mcp__` prefix): they are redacted once, in
 //! the bridge.
 
-use super::PiMempalace;
-use crate::palace::feed::redact::{calls, merge_counts, Counts};
+use super::{calls, merge_counts, Counts};
+use crate::palace::twin::PiMempalace;
 use crate::palace::PalaceConfig;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -37,10 +37,11 @@ pub(crate) struct PiWrites {
 }
 
 impl PiWrites {
-    /// Redaction of the writes to `servers` (pi's enabled MemPalace servers, [`super::find`]);
+    /// Redaction of the writes to `servers` (pi's enabled MemPalace servers, `twin::find`);
     /// None when there are none.
     pub(crate) fn new(servers: &[PiMempalace], cfg: PalaceConfig) -> Option<PiWrites> {
-        let prefixes: Vec<String> = servers.iter().map(|s| format!("mcp__{}__", super::tool_prefix(&s.name))).collect();
+        let prefixes: Vec<String> =
+            servers.iter().map(|s| format!("mcp__{}__", crate::palace::twin::tool_prefix(&s.name))).collect();
         (!prefixes.is_empty()).then(|| PiWrites { prefixes, cfg, pending: Mutex::new(Vec::new()) })
     }
 

@@ -1,0 +1,288 @@
+//! The rules of the three layers, compiled: this process's own secret values (matched exactly, one
+//! Aho-Corasick automaton), well-known credential formats (gitleaks' rule set, vendored in
+//! `gitleaks-rules.json`, plus a few of ours for what it has no rule for: a URL's password, an
+//! `Authorization:` header, a `password=` assignment) and the user's patterns.
+//!
+//! Matching follows gitleaks: each format rule has keywords, and its regex runs only on a string
+//! that holds one of them (one case-insensitive automaton over every keyword, [`Rules::triggered`]);
+//! the secret is the rule's secret group (or its first non-empty group), which must reach the rule's
+//! minimum entropy and pass its allowlists. Regexes are byte regexes without Unicode classes, as
+//! gitleaks' RE2 ones are (`\w` is ASCII).
+
+mod code;
+mod gitleaks;
+mod ours;
+mod random;
+
+pub(super) use code::wordy;
+pub(super) use random::{entropy, random_token};
+
+use gitleaks::vendored;
+use ours::ours;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
+use std::sync::Arc;
+
+/// Cap on one compiled regex (a user's pattern that explodes is refused, not compiled for minutes).
+const REGEX_SIZE_LIMIT: usize = 8 << 20;
+
+/// What an allowlist looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+#[derive(Clone)]
+pub(super) struct Allow {
+    pub(super) target: Target,
+    pub(super) regexes: Vec<Arc<Regex>>,
+    /// A secret that contains one of these words (any case) is not a secret: one automaton, as
+    /// gitleaks' generic rule has some 1,500 of them.
+    pub(super) stopwords: Option<Arc<AhoCorasick>>,
+}
+
+/// A check of a secret, given the bytes before and after it: false refuses it.
+pub(super) type Check = fn(&[u8], &[u8], &[u8]) -> bool;
+
+/// One regex rule of the format or user layer.
+pub(super) struct Rule {
+    pub kind: Arc<str>,
+    pub(super) regex: Regex,
+    pub(super) secret_group: Option<usize>,
+    pub(super) entropy: Option<f64>,
+    pub(super) allow: Vec<Allow>,
+    /// Extra check of ours on the secret and the bytes after it (our rules refuse code and
+    /// placeholders).
+    pub(super) check: Option<Check>,
+    /// Lower sorts first when two matches start at the same place (exact, specific, generic).
+    pub priority: u8,
+    /// The secret is the whole match: the first group is a fragment of the format, not the secret
+    /// (`jwt-base64`'s named alternatives, `microsoft-teams-webhook`'s repeated `([a-z0-9]{4}-)`).
+    pub(super) whole: bool,
+    /// For a rule whose regex is another rule's too (`bittrex-access-key`, `bittrex-secret-key`):
+    /// the word of its id the other lacks. A match without it ranks after the twin's.
+    pub(super) twin_word: Option<Vec<u8>>,
+}
+
+/// A span of the input to replace with `[REDACTED:<kind>]`.
+#[derive(Debug, Clone)]
+pub(super) struct Hit {
+    pub start: usize,
+    pub end: usize,
+    pub priority: u8,
+    /// Among hits of one span and priority, lower first (the twin whose word is in the match).
+    pub rank: u8,
+    pub kind: Arc<str>,
+}
+
+impl Rule {
+    /// Every secret this rule finds in `hay`.
+    pub(super) fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        scanned(hay.len());
+        for caps in self.regex.captures_iter(hay) {
+            let Some(whole) = caps.get(0) else { continue };
+            let secret = match self.secret_group {
+                Some(g) => caps.get(g),
+                None if self.whole => Some(whole),
+                None => (1..caps.len()).find_map(|g| caps.get(g).filter(|m| !m.is_empty())).or(Some(whole)),
+            };
+            let Some(secret) = secret.filter(|m| !m.is_empty()) else { continue };
+            let s = secret.as_bytes();
+            if self.entropy.is_some_and(|min| entropy(s) < min)
+                || self.check.is_some_and(|ok| !ok(s, &hay[..secret.start()], &hay[secret.end()..]))
+            {
+                continue;
+            }
+            if self.allowed(s, whole.as_bytes(), line_of(hay, whole.start(), whole.end())) {
+                continue;
+            }
+            let rank = match &self.twin_word {
+                Some(w) if !contains_ignore_case(whole.as_bytes(), w) => 1,
+                _ => 0,
+            };
+            out.push(Hit {
+                start: secret.start(),
+                end: secret.end(),
+                priority: self.priority,
+                rank,
+                kind: self.kind.clone(),
+            });
+        }
+    }
+
+    fn allowed(&self, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
+        self.allow.iter().any(|a| {
+            let target = match a.target {
+                Target::Secret => secret,
+                Target::Match => whole,
+                Target::Line => line,
+            };
+            scanned(target.len());
+            a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
+        })
+    }
+}
+
+/// The line of `hay` that holds `start..end` (gitleaks' allowlists of a line look at one line of a
+/// file; a 20 MB tool output is thousands of them), at most 4 KiB each side: an allowlist costs
+/// what its line costs, never the whole string per match.
+fn line_of(hay: &[u8], start: usize, end: usize) -> &[u8] {
+    const MAX: usize = 4096;
+    let lo = start.saturating_sub(MAX);
+    let hi = (end + MAX).min(hay.len());
+    let s = hay[lo..start].iter().rposition(|b| *b == b'\n').map_or(lo, |i| lo + i + 1);
+    let e = hay[end..hi].iter().position(|b| *b == b'\n').map_or(hi, |i| end + i);
+    &hay[s..e]
+}
+
+thread_local! {
+    /// Bytes handed to a regex or the keyword automaton on this thread: the work a redaction
+    /// does, counted so that a test can show it grows linearly with the input.
+    static SCANNED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn scanned(n: usize) {
+    SCANNED.with(|c| c.set(c.get() + n as u64));
+}
+
+/// Bytes handed to a regex on this thread so far.
+#[cfg(test)]
+pub(super) fn bytes_scanned() -> u64 {
+    SCANNED.with(std::cell::Cell::get)
+}
+
+pub(super) fn contains_ignore_case(hay: &[u8], word: &[u8]) -> bool {
+    !word.is_empty() && hay.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word))
+}
+
+pub(super) fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).unicode(false).size_limit(REGEX_SIZE_LIMIT).dfa_size_limit(REGEX_SIZE_LIMIT).build()
+}
+
+/// The compiled format and user layers, with the keyword prefilter.
+pub(super) struct Rules {
+    pub rules: Vec<Rule>,
+    /// Every keyword of every keyword-gated rule, ASCII case-insensitive (None: it could not be
+    /// built, and every rule runs on every string).
+    keywords: Option<AhoCorasick>,
+    /// Keyword pattern id → the rules it gates.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules that run on every string (the user's patterns).
+    always: Vec<usize>,
+}
+
+impl Rules {
+    /// The built-in rules and `user` (pattern, 1-based line) compiled; a user pattern that isn't a
+    /// regular expression gives one warning (never its text, which may hold a secret).
+    pub(super) fn build(user: &[(String, usize)], source: &str) -> (Rules, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut rules = Vec::new();
+        let mut keywords: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut gate = |rule: usize, words: &[String], keywords: &mut Vec<String>| {
+            for w in words {
+                match keywords.iter().position(|k| k == w) {
+                    Some(i) => keyword_rules[i].push(rule),
+                    None => {
+                        keywords.push(w.clone());
+                        keyword_rules.push(vec![rule]);
+                    }
+                }
+            }
+        };
+        let vendored = vendored(&mut warnings);
+        // Our assignment rule fires on code as gitleaks' generic rule does: it gets its allowlists
+        // of the match and the line (`secret_name = ...`, `key_length = ...`, Docker build
+        // secrets, imports), not its stopwords (a password may hold a common word). Not the header
+        // rules: the generic match allowlist has `author`, which `Authorization` holds.
+        let generic: Vec<Allow> = vendored
+            .iter()
+            .filter(|(r, _)| &*r.kind == "generic-api-key")
+            .flat_map(|(r, _)| r.allow.iter().filter(|a| a.target != Target::Secret))
+            .map(|a| Allow { target: a.target, regexes: a.regexes.clone(), stopwords: None })
+            .collect();
+        let ours = ours().into_iter().map(|(mut r, w)| {
+            if &*r.kind == "password-assignment" {
+                r.allow.extend(generic.iter().cloned());
+            }
+            (r, w)
+        });
+        for (rule, words) in vendored.into_iter().chain(ours) {
+            gate(rules.len(), &words, &mut keywords);
+            rules.push(rule);
+        }
+        let mut always = Vec::new();
+        for (pattern, line) in user {
+            match compile(pattern) {
+                Ok(regex) => {
+                    always.push(rules.len());
+                    rules.push(Rule {
+                        kind: Arc::from("user-pattern"),
+                        regex,
+                        secret_group: None,
+                        entropy: None,
+                        allow: Vec::new(),
+                        check: None,
+                        priority: 1,
+                        whole: false,
+                        twin_word: None,
+                    });
+                }
+                Err(e) => warnings.push(format!(
+                    "mempalace feed: {source} line {line} is not a usable regular expression ({}); it is ignored, every other redaction rule still applies",
+                    regex_error_kind(&e)
+                )),
+            }
+        }
+        let keywords = match AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&keywords)
+        {
+            Ok(ac) => Some(ac),
+            Err(e) => {
+                warnings.push(format!("mempalace feed: the credential keywords can't be compiled ({e}); every format rule runs on every string"));
+                always = (0..rules.len()).collect();
+                None
+            }
+        };
+        (Rules { rules, keywords, keyword_rules, always }, warnings)
+    }
+
+    /// The rules to run on `hay`: those a keyword in it gates, and the ungated ones; sorted, once each.
+    pub(super) fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
+        scanned(hay.len());
+        out.clear();
+        out.extend_from_slice(&self.always);
+        if let Some(ac) = &self.keywords {
+            for m in ac.find_overlapping_iter(hay) {
+                out.extend_from_slice(&self.keyword_rules[m.pattern().as_usize()]);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// True when a keyword of a gated rule is in `hay` or an ungated rule exists.
+    pub(super) fn any_triggered(&self, hay: &[u8]) -> bool {
+        scanned(hay.len());
+        !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay))
+    }
+
+    /// How many keywords there are (a test).
+    #[cfg(test)]
+    pub(super) fn keyword_count(&self) -> usize {
+        self.keyword_rules.len()
+    }
+}
+
+/// What kind of error a regex is, without the pattern (which the error's text quotes).
+pub(super) fn regex_error_kind(e: &regex::Error) -> &'static str {
+    match e {
+        regex::Error::CompiledTooBig(_) => "too big once compiled",
+        _ => "a syntax error",
+    }
+}
