@@ -68,21 +68,14 @@ fn tokens(body: &[u8]) -> Vec<Tok> {
     out
 }
 
-/// The decoded bytes of a string's raw content and, if asked, for each decoded byte the raw span
-/// of the escape or byte it came from. A lone surrogate decodes to U+FFFD, an escape JSON doesn't
-/// know to its two bytes as they are.
-fn decode(raw: &[u8], mut map: Option<&mut Vec<(u32, u32)>>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len());
+/// Each unit of a string's raw content, in order: the bytes it decodes to and the raw span it
+/// comes from (a byte, an escape). A lone surrogate decodes to U+FFFD, an escape JSON doesn't know
+/// to its two bytes as they are.
+fn units(raw: &[u8], mut f: impl FnMut(&[u8], (usize, usize))) {
     let mut i = 0;
-    let push = |out: &mut Vec<u8>, bytes: &[u8], span: (usize, usize), map: &mut Option<&mut Vec<(u32, u32)>>| {
-        out.extend_from_slice(bytes);
-        if let Some(m) = map.as_deref_mut() {
-            m.extend(std::iter::repeat_n((span.0 as u32, span.1 as u32), bytes.len()));
-        }
-    };
     while i < raw.len() {
         if raw[i] != b'\\' || i + 1 >= raw.len() {
-            push(&mut out, &raw[i..i + 1], (i, i + 1), &mut map);
+            f(&raw[i..i + 1], (i, i + 1));
             i += 1;
             continue;
         }
@@ -98,12 +91,12 @@ fn decode(raw: &[u8], mut map: Option<&mut Vec<(u32, u32)>>) -> Vec<u8> {
             _ => None,
         };
         if let Some(c) = simple {
-            push(&mut out, &[c], (i, i + 2), &mut map);
+            f(&[c], (i, i + 2));
             i += 2;
             continue;
         }
         let Some(hi) = (raw[i + 1] == b'u').then(|| hex4(raw, i + 2)).flatten() else {
-            push(&mut out, &raw[i..i + 2], (i, i + 2), &mut map);
+            f(&raw[i..i + 2], (i, i + 2));
             i += 2;
             continue;
         };
@@ -119,9 +112,39 @@ fn decode(raw: &[u8], mut map: Option<&mut Vec<(u32, u32)>>) -> Vec<u8> {
         };
         let mut buf = [0u8; 4];
         let s = c.unwrap_or('\u{FFFD}').encode_utf8(&mut buf);
-        push(&mut out, s.as_bytes(), (i, i + len), &mut map);
+        f(s.as_bytes(), (i, i + len));
         i += len;
     }
+}
+
+/// The decoded bytes of a string's raw content.
+fn decode(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    units(raw, |bytes, _| out.extend_from_slice(bytes));
+    out
+}
+
+/// For each of `hits` (spans of the decoded form, sorted and disjoint), the raw span it covers:
+/// from the start of the unit its first byte comes from to the end of the unit of its last.
+fn raw_spans(raw: &[u8], hits: &[Hit]) -> Vec<(usize, usize)> {
+    let mut out = vec![(0, 0); hits.len()];
+    let (mut decoded, mut next_start, mut next_end) = (0usize, 0usize, 0usize);
+    units(raw, |bytes, (rs, re)| {
+        let (from, to) = (decoded, decoded + bytes.len());
+        while next_start < hits.len() && hits[next_start].start < to {
+            if hits[next_start].start >= from {
+                out[next_start].0 = rs;
+            }
+            next_start += 1;
+        }
+        while next_end < hits.len() && hits[next_end].end - 1 < to {
+            if hits[next_end].end > from {
+                out[next_end].1 = re;
+            }
+            next_end += 1;
+        }
+        decoded = to;
+    });
     out
 }
 
@@ -133,12 +156,10 @@ fn hex4(raw: &[u8], at: usize) -> Option<u32> {
 /// The raw content of a string with `hits` (spans of its decoded form) replaced by markers, JSON-
 /// escaped; the last marker indexed with `index` if given. Counted.
 fn render(raw: &[u8], hits: &[Hit], index: Option<usize>, counts: &mut Counts) -> Vec<u8> {
-    let mut map = Vec::new();
-    decode(raw, Some(&mut map));
+    let spans = raw_spans(raw, hits);
     let mut out = Vec::with_capacity(raw.len());
     let mut at = 0;
-    for (n, h) in hits.iter().enumerate() {
-        let (s, e) = (map[h.start].0 as usize, map[h.end - 1].1 as usize);
+    for (n, (h, (s, e))) in hits.iter().zip(spans).enumerate() {
         out.extend_from_slice(&raw[at..s]);
         let m = marker(&h.kind, if n + 1 == hits.len() { index } else { None });
         let escaped = serde_json::to_string(&m).unwrap_or_default();
@@ -169,7 +190,7 @@ pub(super) fn redact_tokens(
     let toks = tokens(body);
     let mut changes: Vec<Change> = Vec::new();
     for (n, t) in toks.iter().enumerate() {
-        let decoded = decode(&body[t.content.0..t.content.1], None);
+        let decoded = decode(&body[t.content.0..t.content.1]);
         let hits = spans(&decoded);
         if !hits.is_empty() {
             changes.push(Change { tok: n, hits, index: None });
@@ -226,12 +247,12 @@ fn keep_keys_apart(body: &[u8], toks: &[Tok], changes: &mut [Change]) {
     let mut taken: HashMap<usize, HashSet<Vec<u8>>> = HashMap::new();
     for (n, t) in toks.iter().enumerate() {
         if let Some(o) = t.key_of.filter(|o| objects.contains(o) && !changed.contains(&n)) {
-            taken.entry(o).or_default().insert(decode(&body[t.content.0..t.content.1], None));
+            taken.entry(o).or_default().insert(decode(&body[t.content.0..t.content.1]));
         }
     }
     for c in changes.iter_mut() {
         let Some(o) = toks[c.tok].key_of else { continue };
-        let decoded = decode(&body[toks[c.tok].content.0..toks[c.tok].content.1], None);
+        let decoded = decode(&body[toks[c.tok].content.0..toks[c.tok].content.1]);
         let set = taken.entry(o).or_default();
         let mut index = None;
         loop {

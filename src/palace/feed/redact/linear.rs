@@ -30,3 +30,60 @@ fn a_line_twice_as_long_costs_about_twice_as_much() {
         assert!(b * 10 <= a * 22, "{shape}: {a} bytes scanned for the line, {b} for one twice as long");
     }
 }
+
+#[test]
+#[ignore = "a measurement: which rules cost what on one long line (--release --ignored --nocapture)"]
+fn cost_per_rule_on_one_long_line() {
+    use test_support::credentials::Rng;
+    let r = Redactor::builtin();
+    let b64 = Rng::new(7).from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 4 << 20);
+    let log = build_log(4 << 20);
+    for (name, hay) in [("base64", b64.as_bytes()), ("build log", log.as_bytes())] {
+        let mut fired = Vec::new();
+        r.rules.triggered(hay, &mut fired);
+        let mut costs: Vec<(f64, String)> = fired
+            .iter()
+            .map(|i| {
+                let rule = &r.rules.rules[*i];
+                let t = std::time::Instant::now();
+                rule.find(hay, &mut Vec::new());
+                (t.elapsed().as_secs_f64(), rule.kind.to_string())
+            })
+            .collect();
+        costs.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let total: f64 = costs.iter().map(|c| c.0).sum();
+        println!(
+            "{name}: {} rules fired, {total:.2} s for 4 MiB; worst: {:?}",
+            costs.len(),
+            &costs[..costs.len().min(8)]
+        );
+    }
+}
+
+#[test]
+#[ignore = "a measurement: where one long line's time goes (--release --ignored --nocapture)"]
+fn stages_of_one_long_line() {
+    use std::time::Instant;
+    use test_support::credentials::Rng;
+    let r = Redactor::builtin();
+    let b64 = Rng::new(7).from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 20 << 20);
+    let log = build_log(20 << 20);
+    for (name, text) in [("base64", &b64), ("build log", &log)] {
+        let session = one_output_session(text);
+        let t = Instant::now();
+        let _ = serde_json::from_slice::<serde::de::IgnoredAny>(&session);
+        let parse = t.elapsed();
+        let t = Instant::now();
+        let _ = r.spans(text.as_bytes(), &mut Run::default());
+        let spans = t.elapsed();
+        let mut w = Vec::new();
+        let t = Instant::now();
+        r.rules.windows(text.as_bytes(), &mut w);
+        let windows = t.elapsed();
+        let covered: usize = w.iter().map(|x| x.2 - x.1).sum();
+        let t = Instant::now();
+        let _ = r.redact_jsonl(&session, &mut Counts::new());
+        let all = t.elapsed();
+        println!("{name}: parse {parse:?}, spans {spans:?} (windows {windows:?}, {} windows, {} MB covered over rules), whole {all:?}", w.len(), covered >> 20);
+    }
+}

@@ -143,8 +143,11 @@ impl Redactor {
 
     /// The spans of `hay` to replace, sorted and disjoint. A marker already in `hay` is never
     /// scanned (nor part of a span): the text between markers is, and after a round that found
-    /// something, the text left between the new spans is scanned again (a replacement can make a
-    /// boundary a rule needs), at most [`MAX_ROUNDS`] times. Learns the values found.
+    /// something, the text next to the new spans ([`NEAR`] bytes each side) is scanned again (a
+    /// replacement can make a boundary a rule needs), at most [`MAX_ROUNDS`] times: a round costs
+    /// what its spans' neighbourhoods cost, not the whole string again. Learns the values found.
+    /// The second pass over a file (`learned_only`) matches the learned values exactly and runs no
+    /// rule: the first pass ran them all.
     fn spans(&self, hay: &[u8], run: &mut Run<'_>) -> Vec<Hit> {
         if run.learned_only && !run.extra.is_some_and(|e| e.ac.is_match(hay)) {
             return Vec::new();
@@ -155,7 +158,7 @@ impl Redactor {
         for _ in 0..MAX_ROUNDS {
             let mut next = Vec::new();
             for (s, e) in todo {
-                let found = self.hits(&hay[s..e], &mut scratch, run.extra);
+                let found = self.hits(&hay[s..e], &mut scratch, run.extra, !run.learned_only);
                 if found.is_empty() {
                     continue;
                 }
@@ -166,15 +169,11 @@ impl Redactor {
                     if let Some(learned) = &mut run.learned {
                         learn(&hay[h.start..h.end], &h.kind, learned);
                     }
-                    if h.start > at {
-                        next.push((at, h.start));
-                    }
+                    near_hits(at, h.start, at != s, true, &mut next);
                     at = h.end;
                     done.push(h);
                 }
-                if e > at {
-                    next.push((at, e));
-                }
+                near_hits(at, e, at != s, false, &mut next);
             }
             if next.is_empty() {
                 break;
@@ -212,14 +211,29 @@ impl Redactor {
     }
 
     /// The secrets in `hay`, merged: sorted, overlapping spans joined (the first one's kind).
-    fn hits(&self, hay: &[u8], scratch: &mut Vec<usize>, extra: Option<&Exact>) -> Vec<Hit> {
+    fn hits(
+        &self,
+        hay: &[u8],
+        scratch: &mut Vec<(usize, usize, usize)>,
+        extra: Option<&Exact>,
+        rules: bool,
+    ) -> Vec<Hit> {
         let mut hits = Vec::new();
         for e in [self.exact.as_ref(), extra].into_iter().flatten() {
             e.find(hay, &mut hits);
         }
-        self.rules.triggered(hay, scratch);
-        for i in scratch.iter() {
-            self.rules.rules[*i].find(hay, &mut hits);
+        if !rules {
+            return merge(hay, hits);
+        }
+        self.rules.windows(hay, scratch);
+        let mut found = Vec::new();
+        for &(i, s, e) in scratch.iter() {
+            self.rules.rules[i].find(&hay[s..e], &mut found);
+            hits.extend(found.drain(..).map(|mut h| {
+                h.start += s;
+                h.end += s;
+                h
+            }));
         }
         merge(hay, hits)
     }
@@ -338,6 +352,27 @@ impl Redactor {
             }
             _ => false,
         }
+    }
+}
+
+/// How far from a new span a later round looks again.
+const NEAR: usize = 256;
+
+/// The part of the gap `a..b` a later round scans: next to the span before it (`after_hit`) and the
+/// span after it (`before_hit`), [`NEAR`] bytes each; all of a gap that short.
+fn near_hits(a: usize, b: usize, after_hit: bool, before_hit: bool, next: &mut Vec<(usize, usize)>) {
+    if b <= a || !(after_hit || before_hit) {
+        return;
+    }
+    if b - a <= 2 * NEAR {
+        next.push((a, b));
+        return;
+    }
+    if after_hit {
+        next.push((a, a + NEAR));
+    }
+    if before_hit {
+        next.push((b - NEAR, b));
     }
 }
 

@@ -3,7 +3,7 @@
 //! group, entropy and allowlists, and gitleaks' global allowlist, which every rule gets (ours too).
 
 use super::code::not_code;
-use super::{compile, regex_error_kind, Allow, Check, Rule, Target};
+use super::{compile, reach, regex_error_kind, Allow, Check, Rule, Target};
 use aho_corasick::AhoCorasickBuilder;
 use regex::bytes::Regex;
 use serde::Deserialize;
@@ -147,6 +147,7 @@ pub(super) fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
             priority,
             whole,
             twin_word,
+            reach: reach(&r.regex),
         };
         out.push((rule, r.keywords));
     }

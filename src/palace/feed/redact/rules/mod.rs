@@ -65,6 +65,9 @@ pub(super) struct Rule {
     /// For a rule whose regex is another rule's too (`bittrex-access-key`, `bittrex-secret-key`):
     /// the word of its id the other lacks. A match without it ranks after the twin's.
     pub(super) twin_word: Option<Vec<u8>>,
+    /// The longest match of the regex in bytes, at most [`MAX_REACH`]: a match that holds one of
+    /// the rule's keywords lies within this many bytes of it.
+    pub(super) reach: usize,
 }
 
 /// A span of the input to replace with `[REDACTED:<kind>]`.
@@ -124,6 +127,43 @@ impl Rule {
             a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
         })
     }
+}
+
+/// The farthest a rule's match reaches from its keyword when its pattern has no longest match
+/// (`[\s\S-]{64,}?`, `+`): a private key's block (4096-bit RSA is 3.2 KiB of base64; a PGP key
+/// block more).
+const MAX_REACH: usize = 16 * 1024;
+
+/// The longest match of `pattern` in bytes (as compiled: bytes, no Unicode classes), at most
+/// [`MAX_REACH`]; [`MAX_REACH`] when it has none or can't be parsed.
+pub(super) fn reach(pattern: &str) -> usize {
+    regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()
+        .and_then(|h| h.properties().maximum_len())
+        .map_or(MAX_REACH, |n| n.min(MAX_REACH))
+}
+
+/// `s..e` widened to the next whitespace or quote within `reach` more bytes each side (a window
+/// never cuts a token it can avoid cutting).
+fn widen(hay: &[u8], s: usize, e: usize, reach: usize) -> (usize, usize) {
+    let cut = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`');
+    let s = if s == 0 {
+        0
+    } else {
+        let lo = s.saturating_sub(reach);
+        hay[lo..s].iter().rposition(cut).map_or(lo, |i| lo + i)
+    };
+    let e = if e == hay.len() {
+        e
+    } else {
+        let hi = (e + reach).min(hay.len());
+        hay[e..hi].iter().position(cut).map_or(hi, |i| e + i)
+    };
+    (s, e)
 }
 
 /// The line of `hay` that holds `start..end` (gitleaks' allowlists of a line look at one line of a
@@ -229,6 +269,7 @@ impl Rules {
                         priority: 1,
                         whole: false,
                         twin_word: None,
+                        reach: reach(pattern),
                     });
                 }
                 Err(e) => warnings.push(format!(
@@ -252,17 +293,60 @@ impl Rules {
         (Rules { rules, keywords, keyword_rules, always }, warnings)
     }
 
-    /// The rules to run on `hay`: those a keyword in it gates, and the ungated ones; sorted, once each.
-    pub(super) fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
+    /// Where to run which rule in `hay`: (rule, start, end), sorted and, per rule, disjoint. A
+    /// keyword-gated rule runs around each of its keywords (as far as its longest match reaches,
+    /// [`Rule::reach`], each side, widened to the nearest whitespace; overlapping windows merged),
+    /// so a 20 MB line with a few keywords costs a few windows, not 20 MB per rule. An ungated rule
+    /// (the user's patterns) runs on all of `hay`.
+    pub(super) fn windows(&self, hay: &[u8], out: &mut Vec<(usize, usize, usize)>) {
         scanned(hay.len());
         out.clear();
-        out.extend_from_slice(&self.always);
+        out.extend(self.always.iter().map(|r| (*r, 0, hay.len())));
         if let Some(ac) = &self.keywords {
+            // Each rule's window so far, grown while its keywords keep overlapping it: a keyword
+            // every few bytes (a short one in base64) costs a comparison, not a window each.
+            let mut open: Vec<Option<(usize, usize)>> = vec![None; self.rules.len()];
             for m in ac.find_overlapping_iter(hay) {
-                out.extend_from_slice(&self.keyword_rules[m.pattern().as_usize()]);
+                for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                    let reach = self.rules[r].reach;
+                    let (s, e) = (m.start().saturating_sub(reach), (m.end() + reach).min(hay.len()));
+                    match &mut open[r] {
+                        Some((cs, ce)) if s <= *ce => {
+                            *cs = (*cs).min(s);
+                            *ce = (*ce).max(e);
+                        }
+                        slot => {
+                            if let Some((cs, ce)) = slot.replace((s, e)) {
+                                out.push((r, cs, ce));
+                            }
+                        }
+                    }
+                }
             }
+            out.extend(open.iter().enumerate().filter_map(|(r, w)| w.map(|(s, e)| (r, s, e))));
+        }
+        for w in out.iter_mut() {
+            let reach = self.rules[w.0].reach;
+            (w.1, w.2) = widen(hay, w.1, w.2, reach);
         }
         out.sort_unstable();
+        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(out.len());
+        for &(r, s, e) in out.iter() {
+            match merged.last_mut() {
+                Some(last) if last.0 == r && s <= last.2 => last.2 = last.2.max(e),
+                _ => merged.push((r, s, e)),
+            }
+        }
+        *out = merged;
+    }
+
+    /// The rules a keyword in `hay` gates, and the ungated ones; sorted, once each (a measurement).
+    #[cfg(test)]
+    pub(super) fn triggered(&self, hay: &[u8], out: &mut Vec<usize>) {
+        let mut w = Vec::new();
+        self.windows(hay, &mut w);
+        out.clear();
+        out.extend(w.iter().map(|x| x.0));
         out.dedup();
     }
 

@@ -6,7 +6,7 @@
 use super::code::{is_code, is_digest, is_file_name, is_version, wordy};
 use super::gitleaks::global_allow;
 use super::random::random_token;
-use super::{compile, Check, Rule};
+use super::{compile, reach, Check, Rule};
 use std::sync::Arc;
 
 /// Formats gitleaks has no rule for (it scans code, we scan what a terminal and a model said).
@@ -23,6 +23,7 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
             priority,
             whole: false,
             twin_word: None,
+            reach: reach(pattern),
         })
     };
     [
