@@ -300,9 +300,10 @@ export declare function sessionShutdown(reason: string): Promise<void>
 /**
  * pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
  * messages yet (a thread continued at startup is a resume); `earlier`: the hidden messages on
- * its branch (what the palace showed them is not injected again).
+ * its branch (what the palace showed them is not injected again); `cwd`: pi's `ctx.cwd`;
+ * `trusted`: pi's `ctx.isProjectTrusted()`, null on a pi without project trust.
  */
-export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null, earlier?: Array<SessionMessage> | undefined | null): void
+export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null, earlier?: Array<SessionMessage> | undefined | null, cwd?: string | undefined | null, trusted?: boolean | undefined | null): void
 
 /**
  * pi's `session_start`: where what the core says goes from now on. In pi's interactive terminal

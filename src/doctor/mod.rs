@@ -166,6 +166,9 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
         (None, Some(said)) => report.push(Check::ok("pi's MCP", said.trim_start_matches("mempalace: "))),
         (None, None) => {}
     }
+    if pal.enabled() {
+        report.push(Check::ok("palace scope", scope_line(&pal, host.cwd.as_deref())));
+    }
     let brain_path = voice.brain_db.clone();
     let (voice_enabled, explicit) = (voice.enabled, voice.brain_db_explicit);
     let brain_checks = tokio::task::spawn_blocking(move || brain::check(&brain_path, voice_enabled, explicit))
@@ -178,6 +181,22 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
     report.checks.extend(pal_checks);
     report.checks.extend(runtime::check(host));
     report
+}
+
+/// `MEMPALACE_SCOPE` and the wing a session in `cwd` files into (a project file as pi would use
+/// it once it trusts the project: doctor is not pi and can't ask).
+fn scope_line(pal: &crate::palace::PalaceConfig, cwd: Option<&std::path::Path>) -> String {
+    use crate::palace::scope::{session_wing, Chosen, PROJECT_FILE};
+    let cwd = cwd.map(std::path::Path::to_path_buf).unwrap_or_default();
+    let w = session_wing(pal.scope, &pal.feed_wing, &cwd, pal.home.as_deref(), Some(true));
+    let own = session_wing(pal.scope, &pal.feed_wing, &cwd, pal.home.as_deref(), Some(false)).name;
+    let how = match w.chosen {
+        Chosen::Global => "MEMPALACE_FEED_WING".to_string(),
+        Chosen::Cwd => format!("the folder {}, as MemPalace's hooks name it", cwd.display()),
+        Chosen::ProjectFile => format!("{PROJECT_FILE}, used when pi trusts the project (else {own})"),
+    };
+    let note = w.note.map(|n| format!("; {n}")).unwrap_or_default();
+    format!("{} · wing {} (from {how}{note})", pal.scope, w.name)
 }
 
 #[cfg(test)]

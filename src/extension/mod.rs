@@ -247,9 +247,18 @@ impl Extension {
 
     /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
     /// messages yet (a thread continued at startup is a resume).
-    pub fn on_session_start(&self, reason: &str, has_messages: bool, earlier: &[EarlierMessage]) {
+    /// `cwd`: pi's `ctx.cwd`; `trusted`: pi's `ctx.isProjectTrusted()` (None on a pi without
+    /// project trust): the session's wing under `MEMPALACE_SCOPE=project`.
+    pub fn on_session_start(
+        &self,
+        reason: &str,
+        has_messages: bool,
+        earlier: &[EarlierMessage],
+        cwd: Option<&std::path::Path>,
+        trusted: Option<bool>,
+    ) {
         if let Some(b) = &self.bridge {
-            b.session_start(reason, has_messages, earlier);
+            b.session_start(reason, has_messages, earlier, cwd, trusted);
         }
     }
 
@@ -297,7 +306,7 @@ mod tests {
         let ext = Extension::new(None, None, Some(crate::palace::config::BridgeOff::Switch));
         assert!(!ext.on_agent_end(&Message::list_from_json(&json!([{"role": "user", "content": "hi"}]))));
         ext.on_agent_settled();
-        ext.on_session_start("startup", false, &[]);
+        ext.on_session_start("startup", false, &[], None, None);
         assert_eq!(ext.on_before_agent_start(RunStart::default()).await, None);
         assert_eq!(ext.diary_prompt("x"), None);
         assert_eq!(ext.palace_status(), None);

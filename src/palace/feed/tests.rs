@@ -84,6 +84,34 @@ async fn builtin_feed_mines_the_staging_folder_once() {
 }
 
 #[tokio::test]
+async fn project_scope_files_each_session_into_its_project_s_wing() {
+    let agent = tempfile::tempdir().unwrap();
+    let session_of = |cwd: &str| good().replacen("/work/project", cwd, 1);
+    write_session(agent.path(), "alpha", &session_of("/home/u/dev/alpha-app"));
+    write_session(agent.path(), "beta", &session_of("/home/u/Beta Service"));
+    let caller = Arc::new(FakeCaller::new());
+    caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
+    let cfg = config(agent.path(), &[("MEMPALACE_SCOPE", "project")]);
+    // This pi runs in alpha-app, whose trusted project file named another wing.
+    let wing = Arc::new(crate::palace::scope::SessionWing::default());
+    wing.set(crate::palace::scope::Wing {
+        name: "alpha_shared".into(),
+        chosen: crate::palace::scope::Chosen::ProjectFile,
+        cwd: Some("/home/u/dev/alpha-app".into()),
+        note: None,
+    });
+    let f = Feeder::for_wing(cfg, caller.clone() as Arc<dyn PalaceCaller>, wing);
+    assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
+    let staging = agent.path().join("mempalace-feed/staging");
+    let mined: Vec<Value> = caller.calls().into_iter().map(|c| c.args).collect();
+    let mine = |wing: &str| json!({"source": staging.join(wing).display().to_string(), "mode": "convos", "wing": wing});
+    assert_eq!(mined, [mine("alpha_shared"), mine("beta_service")]);
+    assert!(staging.join("alpha_shared/--work-project--/alpha.jsonl").is_file());
+    assert!(staging.join("beta_service/--work-project--/beta.jsonl").is_file());
+    assert_eq!(f.shutdown("new").await, FeedOutcome::NothingToFeed);
+}
+
+#[tokio::test]
 async fn a_failed_mine_is_retried_by_the_next_trigger() {
     let agent = tempfile::tempdir().unwrap();
     write_session(agent.path(), "s1", &good());
