@@ -152,6 +152,7 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
     logTurn(e) { native.logTurn(e?.messages ?? []); },
     sessionShutdown(e) { speak.stop(e?.reason); return native.sessionShutdown(e?.reason ?? 'quit'); },
     agentSettled() { native.agentSettled(); },
+    beforeCompact() { native.beforeCompact(); }, // returns nothing: pi compacts as it would, at once
     async beforeAgentStart(e, ctx) {
       refresh(ctx); // a palace back on its own since the last prompt: its tools for this run
       exports.palaceSection(native, e);

@@ -43,6 +43,12 @@ export interface BeforeAgentStart {
 }
 
 /**
+ * pi's `session_before_compact`: the session fed at once in the background; returns at once (the
+ * compaction never waits).
+ */
+export declare function beforeCompact(): void
+
+/**
  * Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
  * for bad input or a service that is down; a MemPalace tool rejects with the server's message
  * when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.

@@ -286,6 +286,13 @@ pub fn agent_settled() {
     ext().on_agent_settled()
 }
 
+/// pi's `session_before_compact`: the session fed at once in the background; returns at once (the
+/// compaction never waits).
+#[napi]
+pub fn before_compact() {
+    ext().on_before_compact()
+}
+
 /// A hidden message already on the session's branch (pi's `custom_message` entry): its
 /// `customType` and the text of its content.
 #[napi(object)]

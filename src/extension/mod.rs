@@ -51,10 +51,12 @@ const EVENTS: [EventSpec; 3] = [
     EventSpec { event: "session_shutdown", handler: "sessionShutdown" },
 ];
 
-/// The events only the palace half handles: the debounced feed, the wake-up and the prompt section.
-const PALACE_EVENTS: [EventSpec; 2] = [
+/// The events only the palace half handles: the debounced feed, the wake-up and the prompt section,
+/// the feed before pi compacts the session.
+const PALACE_EVENTS: [EventSpec; 3] = [
     EventSpec { event: "agent_settled", handler: "agentSettled" },
     EventSpec { event: "before_agent_start", handler: "beforeAgentStart" },
+    EventSpec { event: "session_before_compact", handler: "beforeCompact" },
 ];
 
 /// The events of pi's own MCP writes to a MemPalace server of its `mcp.json` (redacted before the
@@ -241,6 +243,17 @@ impl Extension {
             bridge.agent_settled_seen();
             spawn(async move {
                 bridge.settled().await;
+            });
+        }
+    }
+
+    /// pi's `session_before_compact` (pi 1.x: `/compact`, the threshold, an overflow): the session
+    /// fed at once in the background (not debounced; joins a feed that runs). Returns at once: the
+    /// compaction never waits for it.
+    pub fn on_before_compact(&self) {
+        if let Some(bridge) = self.bridge.clone() {
+            spawn(async move {
+                bridge.compacting().await;
             });
         }
     }

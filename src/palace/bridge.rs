@@ -403,6 +403,11 @@ impl Bridge {
         !self.settled_event.load(Ordering::Relaxed)
     }
 
+    /// pi's `session_before_compact`: a feed at once, not debounced ([`Feeder::compacting`]).
+    pub(crate) async fn compacting(&self) -> FeedOutcome {
+        self.feeder.compacting().await
+    }
+
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
     pub(crate) async fn settled(&self) -> FeedOutcome {
         self.feeder.settled().await

@@ -164,6 +164,12 @@ impl Feeder {
         self.trigger(reason, false).await
     }
 
+    /// pi `session_before_compact`: feed now, not debounced (what pi is about to summarise away
+    /// is in the palace first), or join the feed that is running. The debounce window starts again.
+    pub async fn compacting(&self) -> FeedOutcome {
+        self.trigger("compact", false).await
+    }
+
     /// pi `agent_settled` (or `agent_end`): feed unless a feed started less than
     /// `MEMPALACE_FEED_DEBOUNCE_MS` ago; the first one after start always counts. Joins a
     /// running feed.

@@ -317,6 +317,11 @@ async fn settled_is_debounced_but_shutdown_is_not() {
     assert_eq!(caller.calls().len(), 1);
     assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }), "shutdown ignores the debounce");
     assert_eq!(caller.calls().len(), 2);
+    // pi compacting: at once too (the turns about to be summarised away go to the palace first).
+    write_session(agent.path(), "s2b", &good());
+    assert!(matches!(f.compacting().await, FeedOutcome::Fed { .. }), "compaction ignores the debounce");
+    assert_eq!(caller.calls().len(), 3);
+    assert!(outcome::path(&agent.path().join("mempalace-feed")).is_file());
 
     // Debounce 0: every settled feeds.
     let f = feeder(config(agent.path(), &[("MEMPALACE_FEED_DEBOUNCE_MS", "0")]), &caller);
@@ -326,7 +331,7 @@ async fn settled_is_debounced_but_shutdown_is_not() {
     write_session(agent.path(), "s4", &good());
     let out = f.settled().await;
     assert!(matches!(out, FeedOutcome::Fed { .. }), "{out:?}");
-    assert_eq!(caller.calls().len(), 4);
+    assert_eq!(caller.calls().len(), 5);
 }
 
 #[tokio::test]
