@@ -41,7 +41,7 @@ const WING_FLOORS = {
     ['connection'],
     ['offer', 'context', 'twin'],
     ['config'],
-    ['feed'],
+    ['feed', 'checkpoint'],
     ['bridge'],
   ],
 };

@@ -2,13 +2,16 @@
 // mock model) against the REAL MemPalace 3.11.0 over stdio, under MEMPALACE_SCOPE=project:
 //   1  RPC `compact` (pi's session_before_compact): the turns since the last feed (the 10-minute
 //      debounce kept turn 2 out) are in the palace, in the project's wing, while pi still runs; the
-//      compaction's own model request does not wait for the feed.
+//      compaction's own model request does not wait for the feed;
+//   2  MEMPALACE_CHECKPOINT_TURNS=2: after four prompts the project's diary wing (wing_<slug>, as
+//      MemPalace's hooks name it) holds checkpoints of what they said, redacted, and the model got
+//      exactly one request per prompt (the bridge composed them: no model turn).
 import { describe, it, expect } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { piSuiteHooks } from './suite-hooks.mjs';
-import { startPi, ready } from './pi-rpc.mjs';
+import { startPi, ready, pollUntil } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { mempalaceRoot, stdioEnv } from '../helpers/palace.mjs';
 
@@ -87,6 +90,38 @@ describe('pi 1.6.0: saved before pi forgets, with the real MemPalace 3.11.0', ()
     expect(pi.alive).toBe(true);
     expect(search(SECOND, 'gamma_app'), 'turn 2, mined at compaction while pi runs').toContain(SECOND);
     expect(pi.stderr).not.toMatch(/feed .*failed/i);
+    expect((await pi.close(60_000)).code).toBe(0);
+  }, 240_000);
+
+  it('MEMPALACE_CHECKPOINT_TURNS=2: after four prompts the diary wing holds what they said, redacted; one model request per prompt', async () => {
+    const delta = path.join(dir, 'dev', 'delta-app');
+    fs.mkdirSync(delta, { recursive: true });
+    const token = 'ghp_4Fq9ZkT2mX8vR1pL6sW3yN0bC5hJ7dA2eG9u';
+    const prompts = [
+      'checkpoint one: the walnut compass points east',
+      'checkpoint two: the cedar kettle sings at dawn',
+      `checkpoint three: deploy with ${token} tonight`,
+      'checkpoint four: the granite owl counts stars',
+    ];
+    pi = await startPi({ target: '1.6.0', modelBaseUrl: hooks.mock.baseUrl, env: { ...ENV, MEMPALACE_CHECKPOINT_TURNS: '2', MEMPALACE_FEED: '0' }, cwd: delta, home, session: true, sessionDir: 'default', timeoutMs: 60_000 });
+    await ready(pi, 60_000);
+    const n0 = hooks.mock.requests.length;
+    for (const p of prompts) {
+      hooks.mock.enqueue({ text: 'OK.' });
+      await pi.prompt(p);
+    }
+    expect(hooks.mock.requests.length - n0, 'one model request per prompt: no model turn for a checkpoint').toBe(4);
+    const t0 = performance.now();
+    const diary = await pollUntil(() => {
+      const found = search('granite owl counts stars walnut compass', 'wing_delta_app');
+      return found.includes('granite owl') && found.includes('walnut compass') && found;
+    }, 'both checkpoints in wing_delta_app', 90_000, 500);
+    timings.checkpointsFoundMs = Math.round(performance.now() - t0);
+    expect(diary).toContain('CHECKPOINT:');
+    expect(diary).toContain('msgs:2|recent:checkpoint one: the walnut compass points east|checkpoint two: the cedar kettle sings at dawn');
+    expect(diary).toContain('checkpoint three: deploy with [REDACTED:github-pat] tonight|checkpoint four: the granite owl counts stars');
+    expect(diary).not.toContain(token);
+    expect(hooks.mock.requests.length - n0).toBe(4);
     expect((await pi.close(60_000)).code).toBe(0);
   }, 240_000);
 });

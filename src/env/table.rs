@@ -120,6 +120,7 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_FEED", Text("1"), Kind::Switch, "0 disables transcript feeding"),
     var("MEMPALACE_FEED_BIN", Text("mempalace-pi-session"), Kind::Text, "external exporter, used when on PATH (else the built-in one)"),
     var("MEMPALACE_FEED_WING", Text("wing_conversations"), Kind::Text, "wing for the exporter and mempalace_mine"),
+    var("MEMPALACE_CHECKPOINT_TURNS", Number(0), Kind::Number, "every N user turns a diary checkpoint of what the user said, composed by the bridge (0: off)"),
     var("MEMPALACE_SCOPE", Text("global"), Kind::Text, "global: every session into MEMPALACE_FEED_WING; project: a wing per project, as MemPalace's hooks name it"),
     var("MEMPALACE_FEED_DEBOUNCE_MS", Number(600_000), Kind::Millis, "minimum gap between mid-session feeds; 0 = none"),
     var("MEMPALACE_FEED_PREPARE_TIMEOUT_MS", Number(120_000), Kind::Millis, "kills a wedged prepare step"),

@@ -10,6 +10,7 @@
 //! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
 
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
+use crate::palace::checkpoint::Checkpoints;
 use crate::palace::connection::{ClientCaller, CurrentClient, PalaceState, Unavailable};
 use crate::palace::context::recall::Recall;
 use crate::palace::context::{diary, Context, EarlierMessage, HiddenMessage, RunStart};
@@ -41,6 +42,8 @@ pub(crate) struct Bridge {
     context: Context,
     /// The transcript feed (the `feed` room).
     feeder: Feeder,
+    /// `MEMPALACE_CHECKPOINT_TURNS`: the diary checkpoints.
+    checkpoints: Arc<Checkpoints>,
     /// The wing this session files into (`MEMPALACE_SCOPE`), set at each `session_start`.
     wing: Arc<SessionWing>,
     shut_down: AtomicBool,
@@ -65,6 +68,7 @@ impl Bridge {
         let current = Arc::new(CurrentClient::new(McpClient::new(mcp.clone())));
         let wing = Arc::new(SessionWing::default());
         let feeder = Feeder::for_wing(cfg.clone(), Arc::new(ClientCaller(current.clone())), wing.clone());
+        let checkpoints = Arc::new(Checkpoints::new(cfg.checkpoint_turns));
         Bridge {
             cfg,
             mcp_cfg: mcp,
@@ -73,6 +77,7 @@ impl Bridge {
             connected: tokio::sync::Mutex::new(None),
             context: Context::default(),
             feeder,
+            checkpoints,
             wing,
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
@@ -263,6 +268,7 @@ impl Bridge {
             format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
             format!("redaction: {}", crate::palace::feed::redaction_line(&self.cfg)),
             self.context.recall_report(&self.cfg.recall),
+            self.checkpoints.report(),
         ]
         .into_iter()
         .chain(self.cfg.pi_mcp.as_ref().map(|r| format!("pi's MCP: {}", r.line())))
@@ -352,12 +358,30 @@ impl Bridge {
         if !self.context.run_starts(start, words, &self.cfg.recall, self.caller(), wing.as_deref()) {
             return None;
         }
+        self.checkpoint(start.prompt, words);
         // The wake-up's budget, owned here: the handshake counts against it.
         let budget = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
         let connected = || self.client().stats().connected;
         let connect = async { self.connect().await.is_ok() };
         let caller = ClientCaller(self.current.clone());
         self.context.wakeup(&caller, &self.cfg.agent_name, wing.as_deref(), budget, connected, connect).await
+    }
+
+    /// A run the user started with `prompt` (`words`: its own words): a diary checkpoint in the
+    /// background when one is due ([`Checkpoints`]); `[no-memory]` anywhere in the prompt keeps the
+    /// turn out.
+    fn checkpoint(&self, prompt: Option<&str>, words: Option<&str>) {
+        if prompt.is_some_and(crate::palace::feed::no_memory::has_marker) {
+            return;
+        }
+        let Some(turns) = words.or(prompt).and_then(|t| self.checkpoints.user_turn(t)) else { return };
+        // Project scope: MemPalace's hooks' diary wing of the cwd; global: the agent's own.
+        let wing = (self.cfg.scope == Scope::Project)
+            .then(|| self.wing().cwd.map(|c| crate::palace::scope::diary_wing(&c)))
+            .flatten();
+        let (cfg, caller, checkpoints) = (self.cfg.clone(), self.caller(), self.checkpoints.clone());
+        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        tokio::spawn(async move { checkpoints.write(&cfg, caller.as_ref(), turns, wing, timeout).await });
     }
 
     /// pi's second `before_agent_start` handler: the recall message of the run being started, or

@@ -24,6 +24,8 @@ pub struct PalaceConfig {
     pub feed_bin: String,
     /// `MEMPALACE_FEED_WING`, default `wing_conversations`.
     pub feed_wing: String,
+    /// `MEMPALACE_CHECKPOINT_TURNS` (0: off): a diary checkpoint every N user turns.
+    pub checkpoint_turns: usize,
     /// `MEMPALACE_SCOPE`: one wing for every session (default) or a wing per project.
     pub scope: super::scope::Scope,
     /// `MEMPALACE_FEED_DEBOUNCE_MS`, default 600000 (`0` = no debounce).
@@ -166,6 +168,7 @@ impl PalaceConfig {
             feed_bin: r.text_or_default("MEMPALACE_FEED_BIN"),
             feed_wing: r.text_or_default("MEMPALACE_FEED_WING"),
             scope,
+            checkpoint_turns: r.number("MEMPALACE_CHECKPOINT_TURNS", |_: &usize| true, "a whole number"),
             feed_debounce,
             prepare_timeout,
             mine_timeout,

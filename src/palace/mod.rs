@@ -8,6 +8,8 @@
 //! - [`offer`]: what pi is offered and how: tool rules, cache, `MEMPALACE_TOOLS`, exposure;
 //! - [`context`]: what the palace says into a session: wake-up, recall, the diary prompt;
 //! - [`feed`]: the session transcripts fed to the palace, and the redaction of what it is given;
+//! - [`checkpoint`]: `MEMPALACE_CHECKPOINT_TURNS`, a diary entry every N user turns, composed
+//!   by the bridge (no model turn);
 //! - [`twin`]: living beside pi's own MCP (its server shared, read through a read-only twin, or the
 //!   bridge stepping aside);
 //! - [`scope`]: `MEMPALACE_SCOPE`, the wing a session files into (MemPalace's own slug of the
@@ -16,9 +18,10 @@
 //!   files; [`error`]: [`PalaceError`].
 //!
 //! The rooms' floors, lowest first (no room names one above it; `scripts/arch-metrics.mjs`):
-//! error, files and scope; connection; offer, context and twin; config; feed; bridge.
+//! error, files and scope; connection; offer, context and twin; config; feed and checkpoint; bridge.
 
 pub(crate) mod bridge;
+pub(crate) mod checkpoint;
 pub(crate) mod config;
 pub(crate) mod connection;
 pub(crate) mod context;
