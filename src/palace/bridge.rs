@@ -327,7 +327,7 @@ impl Bridge {
 
     /// The session's wing (set at `session_start`; before it, the process cwd's).
     pub(crate) fn wing(&self) -> Wing {
-        self.wing.or_default(&self.cfg)
+        self.wing.or_default(self.cfg.scope, &self.cfg.feed_wing, self.cfg.home.as_deref())
     }
 
     /// The session's wing under project scope, for recall and the wake-up; None under global scope.

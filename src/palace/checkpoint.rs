@@ -116,9 +116,25 @@ pub(crate) fn entry(turns: &[String], date: &str) -> String {
     format!("CHECKPOINT:{date}|msgs:{}|recent:{}", turns.len(), recent.join("|"))
 }
 
-/// Today (UTC) as `YYYY-MM-DD`.
+/// Today (UTC) as `YYYY-MM-DD` (Howard Hinnant's days → civil date, as brain's clock does; the
+/// palace floor doesn't name brain).
 fn today() -> String {
-    crate::brain::clock::now_rfc3339()[..10].to_string()
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    date_of_day(secs.div_euclid(86_400))
+}
+
+/// Day `z` since the Unix epoch as `YYYY-MM-DD` (proleptic Gregorian).
+fn date_of_day(z: i64) -> String {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// MemPalace reports a failed write inside the text: `{"success": false, ...}`.
@@ -149,6 +165,14 @@ mod tests {
             "the same turns never twice"
         );
         assert_eq!(Checkpoints::new(0).user_turn("off"), None);
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(date_of_day(0), "1970-01-01");
+        assert_eq!(date_of_day(20_427), "2025-12-05");
+        assert_eq!(date_of_day(11_016), "2000-02-29");
+        assert_eq!(today().len(), 10);
     }
 
     #[test]

@@ -203,10 +203,11 @@ impl SessionWing {
 
     /// The wing set at `session_start`, or before one, the wing of the process's cwd (project
     /// scope; no project file read: pi's trust is not known yet).
-    pub fn or_default(&self, cfg: &crate::palace::PalaceConfig) -> Wing {
+    /// (`scope`, `feed_wing`, `home`: the configuration's).
+    pub fn or_default(&self, scope: Scope, feed_wing: &str, home: Option<&Path>) -> Wing {
         self.get().unwrap_or_else(|| {
             let cwd = std::env::current_dir().unwrap_or_default();
-            session_wing(cfg.scope, &cfg.feed_wing, &cwd, cfg.home.as_deref(), None)
+            session_wing(scope, feed_wing, &cwd, home, None)
         })
     }
 }

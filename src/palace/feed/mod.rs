@@ -226,7 +226,7 @@ impl Feeder {
 fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedOutcome>> {
     let (tx, rx) = watch::channel(None);
     tokio::spawn(async move {
-        let wing = inner.wing.or_default(&inner.cfg);
+        let wing = inner.wing.or_default(inner.cfg.scope, &inner.cfg.feed_wing, inner.cfg.home.as_deref());
         let outcome = std::panic::AssertUnwindSafe(pipeline::run(
             &inner.cfg,
             inner.caller.as_ref(),
