@@ -125,6 +125,16 @@ function earlierMessages(ctx) {
   return entries.filter((e) => e?.type === 'custom_message' && typeof e.customType === 'string').map((e) => ({ customType: e.customType, text: text(e.content) }));
 }
 
+/** pi's `ctx.cwd` (the session's working directory), or null. */
+function cwdOf(ctx) {
+  return typeof ctx?.cwd === 'string' ? ctx.cwd : null;
+}
+
+/** pi 1.x's `ctx.isProjectTrusted()`; null on a pi without project trust (0.7x) or when it throws. */
+function projectTrusted(ctx) {
+  try { return typeof ctx?.isProjectTrusted === 'function' ? !!ctx.isProjectTrusted() : null; } catch { return null; }
+}
+
 /**
  * pi's handlers of the events the core describes (`native.piEvents()`), by the name of the native
  * call each ends in: each only hands pi's event to it (`speak`: the notices, `refresh`: the palace
@@ -136,12 +146,13 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
   return {
     sessionStart(e, ctx) {
       speak.start(ctx, () => show(ctx));
-      native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx), earlierMessages(ctx));
+      native.sessionStart(e?.reason ?? 'startup', hasMessages(ctx), earlierMessages(ctx), cwdOf(ctx), projectTrusted(ctx));
       refresh(ctx);
     },
     logTurn(e) { native.logTurn(e?.messages ?? []); },
     sessionShutdown(e) { speak.stop(e?.reason); return native.sessionShutdown(e?.reason ?? 'quit'); },
     agentSettled() { native.agentSettled(); },
+    beforeCompact() { native.beforeCompact(); }, // returns nothing: pi compacts as it would, at once
     async beforeAgentStart(e, ctx) {
       refresh(ctx); // a palace back on its own since the last prompt: its tools for this run
       exports.palaceSection(native, e);

@@ -43,6 +43,12 @@ export interface BeforeAgentStart {
 }
 
 /**
+ * pi's `session_before_compact`: the session fed at once in the background; returns at once (the
+ * compaction never waits).
+ */
+export declare function beforeCompact(): void
+
+/**
  * Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
  * for bad input or a service that is down; a MemPalace tool rejects with the server's message
  * when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
@@ -300,9 +306,10 @@ export declare function sessionShutdown(reason: string): Promise<void>
 /**
  * pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
  * messages yet (a thread continued at startup is a resume); `earlier`: the hidden messages on
- * its branch (what the palace showed them is not injected again).
+ * its branch (what the palace showed them is not injected again); `cwd`: pi's `ctx.cwd`;
+ * `trusted`: pi's `ctx.isProjectTrusted()`, null on a pi without project trust.
  */
-export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null, earlier?: Array<SessionMessage> | undefined | null): void
+export declare function sessionStart(reason: string, hasMessages?: boolean | undefined | null, earlier?: Array<SessionMessage> | undefined | null, cwd?: string | undefined | null, trusted?: boolean | undefined | null): void
 
 /**
  * pi's `session_start`: where what the core says goes from now on. In pi's interactive terminal

@@ -146,6 +146,49 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
     expect(r.stderr).not.toContain(token);
   });
 
+  it('is back at once when the real `mempalace serve` over HTTP answers /healthz again: a call made while down probes it (one per 2 s), long before the slow schedule', async () => {
+    const dir = tempDir('dotty-palace-back-');
+    const token = 'back-token-' + 'b'.repeat(16);
+    const srv = startHttp(dir, token);
+    const pidFile = path.join(dir, 'restarted.pid');
+    cleanup.push(async () => {
+      for (const pid of [srv.pid, Number(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8'))]) {
+        try { if (pid) process.kill(pid, 'SIGKILL'); } catch {}
+      }
+    });
+    const restart = httpCommand(dir, token, new URL(srv.url).port);
+    const r = await runNode(
+      `const { execFileSync } = require('node:child_process');
+       await native.palaceTools();
+       process.kill(${srv.pid}, 'SIGKILL');
+       for (let i = 0; i < 10 && !native.stats().palaceDown; i++) { try { await native.callTool('mempalace_status', {}, null); } catch {} }
+       const down = native.stats();
+       const out = execFileSync(${JSON.stringify(restart.file)}, ${JSON.stringify(restart.args)}, { env: ${JSON.stringify(restart.env)}, encoding: 'utf8', timeout: 60000 });
+       require('fs').writeFileSync(${JSON.stringify(pidFile)}, out.match(/PID=(\\d+)/)[1]);
+       // Calls every 100 ms: the first ones fail at once (down); one of them probes /healthz, which
+       // answers, and the bridge connects again in the background.
+       const t0 = performance.now();
+       let calls = 0, failedFast = 0, back = null;
+       while (performance.now() - t0 < 20000) {
+         calls++;
+         const c0 = performance.now();
+         try { back = (await native.callTool('mempalace_status', {}, null)).text; break; } catch (e) { if (performance.now() - c0 < 100) failedFast++; }
+         await new Promise((r) => setTimeout(r, 100));
+       }
+       return { down, backMs: Math.round(performance.now() - t0), calls, failedFast, back, stats: native.stats() };`,
+      { ...base(dir), MEMPALACE_REMOTE_URL: srv.url, MEMPALACE_REMOTE_TOKEN: token, MEMPALACE_MCP_RETRY_MS: '600000', MEMPALACE_MCP_MAX_RESPAWNS: '0', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10' },
+      { timeoutMs: 120_000 },
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.result.down).toMatchObject({ palaceConnected: false, palaceDown: true });
+    expect(r.result.down.palaceNextTryMs).toBeGreaterThan(500_000); // the slow schedule: 10 min away
+    expect(typeof r.result.back, `not back within 20 s (${r.result.calls} calls)`).toBe('string');
+    expect(r.result.backMs).toBeLessThan(20_000);
+    expect(r.result.failedFast).toBe(r.result.calls - 1); // each failed call failed at once
+    expect(r.result.stats).toMatchObject({ palaceConnected: true, palaceDown: false });
+    console.log(`[palace-recovery] back ${r.result.backMs} ms after the restart, ${r.result.calls} calls`);
+  }, 150_000);
+
   it('feeds again by itself once a stdio palace that kept dying starts: the background try brings it back, no call needed', async () => {
     const dir = tempDir('dotty-palace-feed-back-');
     const { env, broken, wrapper } = notYetMounted(dir);

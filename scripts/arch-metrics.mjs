@@ -37,11 +37,11 @@ const floorOf = new Map(FLOORS.flatMap((names, i) => names.map((n) => [n, i])));
 // The floors of a wing's rooms, lowest first (`mod` is the wing's own mod.rs).
 const WING_FLOORS = {
   palace: [
-    ['mod', 'error', 'files'],
+    ['mod', 'error', 'files', 'scope'],
     ['connection'],
     ['offer', 'context', 'twin'],
     ['config'],
-    ['feed'],
+    ['feed', 'checkpoint'],
     ['bridge'],
   ],
 };

@@ -286,6 +286,13 @@ pub fn agent_settled() {
     ext().on_agent_settled()
 }
 
+/// pi's `session_before_compact`: the session fed at once in the background; returns at once (the
+/// compaction never waits).
+#[napi]
+pub fn before_compact() {
+    ext().on_before_compact()
+}
+
 /// A hidden message already on the session's branch (pi's `custom_message` entry): its
 /// `customType` and the text of its content.
 #[napi(object)]
@@ -296,15 +303,23 @@ pub struct SessionMessage {
 
 /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
 /// messages yet (a thread continued at startup is a resume); `earlier`: the hidden messages on
-/// its branch (what the palace showed them is not injected again).
+/// its branch (what the palace showed them is not injected again); `cwd`: pi's `ctx.cwd`;
+/// `trusted`: pi's `ctx.isProjectTrusted()`, null on a pi without project trust.
 #[napi]
-pub fn session_start(reason: String, has_messages: Option<bool>, earlier: Option<Vec<SessionMessage>>) {
+pub fn session_start(
+    reason: String,
+    has_messages: Option<bool>,
+    earlier: Option<Vec<SessionMessage>>,
+    cwd: Option<String>,
+    trusted: Option<bool>,
+) {
     let earlier: Vec<EarlierMessage> = earlier
         .unwrap_or_default()
         .into_iter()
         .map(|m| EarlierMessage { custom_type: m.custom_type, text: m.text })
         .collect();
-    ext().on_session_start(&reason, has_messages.unwrap_or(false), &earlier)
+    let cwd = cwd.map(std::path::PathBuf::from);
+    ext().on_session_start(&reason, has_messages.unwrap_or(false), &earlier, cwd.as_deref(), trusted)
 }
 
 /// The message `before_agent_start` injects (pi's `{message}`).

@@ -17,6 +17,15 @@ pub fn plan_from_env() -> String {
 
 /// The dry run: which exporter, which sessions pass the quality gate, where they would go.
 /// Reads only; stages, runs and sends nothing.
+/// The wing a feed files into, as the plan and doctor say it: `MEMPALACE_FEED_WING`, or under
+/// project scope each session's project wing.
+pub(crate) fn wing_of(pal: &PalaceConfig) -> String {
+    match pal.scope {
+        crate::palace::scope::Scope::Global => pal.feed_wing.clone(),
+        crate::palace::scope::Scope::Project => "of each session's project (MEMPALACE_SCOPE=project)".into(),
+    }
+}
+
 pub fn plan(pal: &PalaceConfig) -> String {
     // pi's own MCP runs the palace: the bridge stepped aside, and says for which entry.
     if let Some(off @ crate::palace::config::BridgeOff::PiMcp { .. }) = &pal.off {
@@ -35,7 +44,7 @@ pub fn plan(pal: &PalaceConfig) -> String {
         out.push_str(&format!(
             "would run the external exporter: {} --prepare --reason cli --wing {}\n",
             bin.display(),
-            pal.feed_wing
+            wing_of(pal)
         ));
     } else {
         let sessions = sessions(&pal.sessions_dir());
@@ -71,7 +80,7 @@ pub fn plan(pal: &PalaceConfig) -> String {
     }
     out.push_str(&format!(
         "would call mempalace_mine (wing {}, timeout {} ms)\n",
-        pal.feed_wing,
+        wing_of(pal),
         pal.mine_timeout.as_millis()
     ));
     out.push_str("dry run: nothing was written or sent");

@@ -166,6 +166,17 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
         (None, Some(said)) => report.push(Check::ok("pi's MCP", said.trim_start_matches("mempalace: "))),
         (None, None) => {}
     }
+    if pal.enabled() {
+        let (line, bad_file) = scope_line(&pal, host.cwd.as_deref());
+        report.push(match bad_file {
+            false => Check::ok("palace scope", line),
+            true => Check::warn(
+                "palace scope",
+                line,
+                "put {\"wing\": \"<name>\"} in .pi/mempalace.json, the name as MemPalace slugs it (lower case, no / or ..)",
+            ),
+        });
+    }
     let brain_path = voice.brain_db.clone();
     let (voice_enabled, explicit) = (voice.enabled, voice.brain_db_explicit);
     let brain_checks = tokio::task::spawn_blocking(move || brain::check(&brain_path, voice_enabled, explicit))
@@ -180,9 +191,57 @@ pub async fn run<F: Fn(&str) -> Option<String>>(get: &F, host: &Host) -> Report 
     report
 }
 
+/// `MEMPALACE_SCOPE` and the wing a session in `cwd` files into (a project file as pi would use
+/// it once it trusts the project: doctor is not pi and can't ask); true when the project file is
+/// there but can't be used.
+fn scope_line(pal: &crate::palace::PalaceConfig, cwd: Option<&std::path::Path>) -> (String, bool) {
+    use crate::palace::scope::{session_wing, Chosen, PROJECT_FILE};
+    let cwd = cwd.map(std::path::Path::to_path_buf).unwrap_or_default();
+    let w = session_wing(pal.scope, &pal.feed_wing, &cwd, pal.home.as_deref(), Some(true));
+    let own = session_wing(pal.scope, &pal.feed_wing, &cwd, pal.home.as_deref(), Some(false)).name;
+    let how = match w.chosen {
+        Chosen::Global => "MEMPALACE_FEED_WING".to_string(),
+        Chosen::Cwd => format!("the folder {}, as MemPalace's hooks name it", cwd.display()),
+        Chosen::ProjectFile => format!("{PROJECT_FILE}, used when pi trusts the project (else {own})"),
+    };
+    let bad_file = w.note.is_some();
+    let note = w.note.map(|n| format!("; {n}")).unwrap_or_default();
+    (format!("{} · wing {} (from {how}{note})", pal.scope, w.name), bad_file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doctor_shows_the_scope_and_the_wing_and_warns_of_a_project_file_it_can_t_use() {
+        let d = tempfile::tempdir().unwrap();
+        let cwd = d.path().join("Beta Service");
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        let pal = |scope: &str| {
+            let vars =
+                [("MEMPALACE_SCOPE", scope.to_string()), ("PI_CODING_AGENT_DIR", d.path().display().to_string())];
+            crate::palace::PalaceConfig::from_lookup(&|k: &str| {
+                vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+            })
+            .0
+        };
+        let (line, bad) = scope_line(&pal("global"), Some(&cwd));
+        assert_eq!((line.as_str(), bad), ("global · wing wing_conversations (from MEMPALACE_FEED_WING)", false));
+        let (line, bad) = scope_line(&pal("project"), Some(&cwd));
+        assert!(line.starts_with("project · wing beta_service (from the folder ") && !bad, "{line}");
+        std::fs::write(cwd.join(".pi/mempalace.json"), r#"{"wing": "beta_shared"}"#).unwrap();
+        let (line, bad) = scope_line(&pal("project"), Some(&cwd));
+        assert!(
+            line.contains(
+                "wing beta_shared (from .pi/mempalace.json, used when pi trusts the project (else beta_service))"
+            ) && !bad,
+            "{line}"
+        );
+        std::fs::write(cwd.join(".pi/mempalace.json"), r#"{"wing": "../etc"}"#).unwrap();
+        let (line, bad) = scope_line(&pal("project"), Some(&cwd));
+        assert!(line.contains("wing beta_service") && line.contains("ignored") && bad, "{line}");
+    }
 
     /// pi's own MCP runs MemPalace (its user-level mcp.json). A stdio entry: the bridge reads
     /// through a read-only twin and feeds nothing; another HTTP server: the bridge steps aside.

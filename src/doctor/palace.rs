@@ -172,7 +172,7 @@ fn feed_check(pal: &PalaceConfig) -> Check {
         }
         None => "no feed recorded yet".into(),
     };
-    let summary = format!("on, {exporter}, wing {}; {outcome}", pal.feed_wing);
+    let summary = format!("on, {exporter}, wing {}; {outcome}", crate::doctor::feed::wing_of(pal));
     match LastFeed::read(&pal.feed_dir()) {
         Some(LastFeed { at_ms, ran: Ran::Failed, detail, .. }) => Check::warn(
             "palace feed",

@@ -236,6 +236,25 @@ impl<'a> EnvReader<'a> {
         self.parsed(name, Kind::Fraction, default, |v: &f64| (0.0..=1.0).contains(v), "a number from 0 to 1")
     }
 
+    /// A number from 0 to 1 whose row has no number for a default: None when unset, or malformed
+    /// (reported).
+    pub(crate) fn optional_fraction(&self, name: &str) -> Option<f64> {
+        let raw = self.trimmed(name, Kind::Fraction)?;
+        match raw.parse::<f64>() {
+            Ok(v) if (0.0..=1.0).contains(&v) => {
+                self.shown(name, v.to_string());
+                Some(v)
+            }
+            _ => {
+                self.warn(format!(
+                    "{name}={raw:?} is not a number from 0 to 1; using the default {}",
+                    default_text(name)
+                ));
+                None
+            }
+        }
+    }
+
     fn parsed<T: std::str::FromStr + std::fmt::Display>(
         &self,
         name: &str,

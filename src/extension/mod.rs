@@ -51,10 +51,12 @@ const EVENTS: [EventSpec; 3] = [
     EventSpec { event: "session_shutdown", handler: "sessionShutdown" },
 ];
 
-/// The events only the palace half handles: the debounced feed, the wake-up and the prompt section.
-const PALACE_EVENTS: [EventSpec; 2] = [
+/// The events only the palace half handles: the debounced feed, the wake-up and the prompt section,
+/// the feed before pi compacts the session.
+const PALACE_EVENTS: [EventSpec; 3] = [
     EventSpec { event: "agent_settled", handler: "agentSettled" },
     EventSpec { event: "before_agent_start", handler: "beforeAgentStart" },
+    EventSpec { event: "session_before_compact", handler: "beforeCompact" },
 ];
 
 /// The events of pi's own MCP writes to a MemPalace server of its `mcp.json` (redacted before the
@@ -245,11 +247,31 @@ impl Extension {
         }
     }
 
+    /// pi's `session_before_compact` (pi 1.x: `/compact`, the threshold, an overflow): the session
+    /// fed at once in the background (not debounced; joins a feed that runs). Returns at once: the
+    /// compaction never waits for it.
+    pub fn on_before_compact(&self) {
+        if let Some(bridge) = self.bridge.clone() {
+            spawn(async move {
+                bridge.compacting().await;
+            });
+        }
+    }
+
     /// pi's `session_start`: arms the wake-up for a fresh session (`startup`, `new`) that holds no
     /// messages yet (a thread continued at startup is a resume).
-    pub fn on_session_start(&self, reason: &str, has_messages: bool, earlier: &[EarlierMessage]) {
+    /// `cwd`: pi's `ctx.cwd`; `trusted`: pi's `ctx.isProjectTrusted()` (None on a pi without
+    /// project trust): the session's wing under `MEMPALACE_SCOPE=project`.
+    pub fn on_session_start(
+        &self,
+        reason: &str,
+        has_messages: bool,
+        earlier: &[EarlierMessage],
+        cwd: Option<&std::path::Path>,
+        trusted: Option<bool>,
+    ) {
         if let Some(b) = &self.bridge {
-            b.session_start(reason, has_messages, earlier);
+            b.session_start(reason, has_messages, earlier, cwd, trusted);
         }
     }
 
@@ -297,7 +319,7 @@ mod tests {
         let ext = Extension::new(None, None, Some(crate::palace::config::BridgeOff::Switch));
         assert!(!ext.on_agent_end(&Message::list_from_json(&json!([{"role": "user", "content": "hi"}]))));
         ext.on_agent_settled();
-        ext.on_session_start("startup", false, &[]);
+        ext.on_session_start("startup", false, &[], None, None);
         assert_eq!(ext.on_before_agent_start(RunStart::default()).await, None);
         assert_eq!(ext.diary_prompt("x"), None);
         assert_eq!(ext.palace_status(), None);

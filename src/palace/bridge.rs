@@ -10,12 +10,14 @@
 //! timeout). When the palace can't be had at all, one line goes to stderr and pi works without it.
 
 use crate::mcp::{CallResult, McpClient, McpConfig, McpError, ToolInfo};
+use crate::palace::checkpoint::Checkpoints;
 use crate::palace::connection::{ClientCaller, CurrentClient, PalaceState, Unavailable};
 use crate::palace::context::recall::Recall;
 use crate::palace::context::{diary, Context, EarlierMessage, HiddenMessage, RunStart};
 use crate::palace::feed::{FeedOutcome, Feeder};
 use crate::palace::offer::exposure::PiView;
 use crate::palace::offer::{cache, tools, Offer, Shelf, ToolCounts};
+use crate::palace::scope::{session_wing, Chosen, Scope, SessionWing, Wing};
 use crate::palace::{PalaceCaller, PalaceConfig};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,6 +42,10 @@ pub(crate) struct Bridge {
     context: Context,
     /// The transcript feed (the `feed` room).
     feeder: Feeder,
+    /// `MEMPALACE_CHECKPOINT_TURNS`: the diary checkpoints.
+    checkpoints: Arc<Checkpoints>,
+    /// The wing this session files into (`MEMPALACE_SCOPE`), set at each `session_start`.
+    wing: Arc<SessionWing>,
     shut_down: AtomicBool,
     /// Set once pi has emitted `agent_settled`: from then on `agent_end` doesn't trigger feeds.
     settled_event: AtomicBool,
@@ -60,7 +66,9 @@ impl Bridge {
         let shelf =
             Shelf::new(cfg.tools.clone(), cfg.exposure.clone(), reserved, cfg.tools_cache_path(), cache::key(&mcp));
         let current = Arc::new(CurrentClient::new(McpClient::new(mcp.clone())));
-        let feeder = Feeder::new(cfg.clone(), Arc::new(ClientCaller(current.clone())));
+        let wing = Arc::new(SessionWing::default());
+        let feeder = Feeder::for_wing(cfg.clone(), Arc::new(ClientCaller(current.clone())), wing.clone());
+        let checkpoints = Arc::new(Checkpoints::new(cfg.checkpoint_turns));
         Bridge {
             cfg,
             mcp_cfg: mcp,
@@ -69,6 +77,8 @@ impl Bridge {
             connected: tokio::sync::Mutex::new(None),
             context: Context::default(),
             feeder,
+            checkpoints,
+            wing,
             shut_down: AtomicBool::new(false),
             settled_event: AtomicBool::new(false),
             adopted: AtomicU64::new(0),
@@ -254,9 +264,11 @@ impl Bridge {
             ),
             format!("spawns: {}, respawns: {}, calls: {}, timeouts: {}", s.spawns, s.respawns, s.calls, s.timeouts),
             format!("last error: {last_error}"),
+            self.wing_line(),
             format!("last feed: {}", crate::palace::feed::last_feed_line(&self.cfg.feed_dir())),
             format!("redaction: {}", crate::palace::feed::redaction_line(&self.cfg)),
             self.context.recall_report(&self.cfg.recall),
+            self.checkpoints.report(),
         ]
         .into_iter()
         .chain(self.cfg.pi_mcp.as_ref().map(|r| format!("pi's MCP: {}", r.line())))
@@ -291,8 +303,48 @@ impl Bridge {
     /// the thread, so it is a resume, not a fresh session.
     /// `earlier`: the hidden messages already on the session's branch; the drawers and diary
     /// entries they showed are not injected again.
-    pub(crate) fn session_start(&self, reason: &str, has_messages: bool, earlier: &[EarlierMessage]) {
+    /// `cwd`: the session's (pi's `ctx.cwd`; None: the process's); `trusted`: pi's
+    /// `ctx.isProjectTrusted()` (None on a pi without project trust): they decide the session's
+    /// wing under project scope ([`crate::palace::scope::session_wing`]).
+    pub(crate) fn session_start(
+        &self,
+        reason: &str,
+        has_messages: bool,
+        earlier: &[EarlierMessage],
+        cwd: Option<&std::path::Path>,
+        trusted: Option<bool>,
+    ) {
+        let cwd = cwd.map(std::path::Path::to_path_buf).or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+        let wing = session_wing(self.cfg.scope, &self.cfg.feed_wing, &cwd, self.cfg.home.as_deref(), trusted);
+        if let Some(note) = &wing.note {
+            if self.wing.get().and_then(|w| w.note) != wing.note {
+                crate::diag!("mempalace: {note}; this session files into the wing {}", wing.name);
+            }
+        }
+        self.wing.set(wing);
         self.context.session_start(reason, has_messages, earlier);
+    }
+
+    /// The session's wing (set at `session_start`; before it, the process cwd's).
+    pub(crate) fn wing(&self) -> Wing {
+        self.wing.or_default(self.cfg.scope, &self.cfg.feed_wing, self.cfg.home.as_deref())
+    }
+
+    /// The session's wing under project scope, for recall and the wake-up; None under global scope.
+    fn project_wing(&self) -> Option<String> {
+        (self.cfg.scope == Scope::Project).then(|| self.wing().name)
+    }
+
+    /// `/mempalace status`'s scope line.
+    pub(crate) fn wing_line(&self) -> String {
+        let w = self.wing();
+        let how = match w.chosen {
+            Chosen::Global => "MEMPALACE_FEED_WING".to_string(),
+            Chosen::Cwd => "the project folder's name, as MemPalace's hooks name it".to_string(),
+            Chosen::ProjectFile => format!("{} (pi trusts the project)", crate::palace::scope::PROJECT_FILE),
+        };
+        let note = w.note.map(|n| format!("; {n}")).unwrap_or_default();
+        format!("scope: {} · wing: {} (from {how}{note})", self.cfg.scope, w.name)
     }
 
     /// pi's `before_agent_start` (its first handler of the event): for a run a user started,
@@ -302,14 +354,34 @@ impl Bridge {
     /// custom message, the diary prompt) gets neither and leaves the wake-up armed for the user's
     /// first prompt.
     pub(crate) async fn before_agent_start(&self, start: RunStart<'_>, words: Option<&str>) -> Option<HiddenMessage> {
-        if !self.context.run_starts(start, words, &self.cfg.recall, self.caller()) {
+        let wing = self.project_wing();
+        if !self.context.run_starts(start, words, &self.cfg.recall, self.caller(), wing.as_deref()) {
             return None;
         }
+        self.checkpoint(start.prompt, words);
         // The wake-up's budget, owned here: the handshake counts against it.
         let budget = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
         let connected = || self.client().stats().connected;
         let connect = async { self.connect().await.is_ok() };
-        self.context.wakeup(&ClientCaller(self.current.clone()), &self.cfg.agent_name, budget, connected, connect).await
+        let caller = ClientCaller(self.current.clone());
+        self.context.wakeup(&caller, &self.cfg.agent_name, wing.as_deref(), budget, connected, connect).await
+    }
+
+    /// A run the user started with `prompt` (`words`: its own words): a diary checkpoint in the
+    /// background when one is due ([`Checkpoints`]); `[no-memory]` anywhere in the prompt keeps the
+    /// turn out.
+    fn checkpoint(&self, prompt: Option<&str>, words: Option<&str>) {
+        if prompt.is_some_and(crate::palace::feed::no_memory::has_marker) {
+            return;
+        }
+        let Some(turns) = words.or(prompt).and_then(|t| self.checkpoints.user_turn(t)) else { return };
+        // Project scope: MemPalace's hooks' diary wing of the cwd; global: the agent's own.
+        let wing = (self.cfg.scope == Scope::Project)
+            .then(|| self.wing().cwd.map(|c| crate::palace::scope::diary_wing(&c)))
+            .flatten();
+        let (cfg, caller, checkpoints) = (self.cfg.clone(), self.caller(), self.checkpoints.clone());
+        let timeout = self.mcp_cfg.timeout.unwrap_or(WAKEUP_FALLBACK_TIMEOUT);
+        tokio::spawn(async move { checkpoints.write(&cfg, caller.as_ref(), turns, wing, timeout).await });
     }
 
     /// pi's second `before_agent_start` handler: the recall message of the run being started, or
@@ -353,6 +425,11 @@ impl Bridge {
     /// Whether `agent_end` triggers a feed: only in a pi that has no `agent_settled` event.
     pub(crate) fn feeds_on_agent_end(&self) -> bool {
         !self.settled_event.load(Ordering::Relaxed)
+    }
+
+    /// pi's `session_before_compact`: a feed at once, not debounced ([`Feeder::compacting`]).
+    pub(crate) async fn compacting(&self) -> FeedOutcome {
+        self.feeder.compacting().await
     }
 
     /// pi's `agent_settled` (or `agent_end` where there is none): a debounced mid-session feed.
@@ -427,6 +504,7 @@ mod tests {
         let status = b.status_report();
         assert!(status.starts_with(&format!("MemPalace: ready · {n} tools\ntransport: stdio python3 ")), "{status}");
         assert!(status.contains(&format!("tools: {n} offered to pi of {n} known")), "{status}");
+        assert!(status.contains("\nscope: global · wing: wing_conversations (from MEMPALACE_FEED_WING)\n"), "{status}");
     }
 
     #[tokio::test]
@@ -448,7 +526,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("log.jsonl");
         let b = bridge(d.path(), &["--log", &log.display().to_string()], &[("MEMPALACE_AGENT_NAME", "pi-test")]);
-        b.session_start("startup", false, &[]);
+        b.session_start("startup", false, &[], None, None);
         let custom = RunStart { message_type: Some("custom"), prompt: None };
         assert_eq!(b.before_agent_start(custom, None).await, None);
         let diary = b.diary_prompt("");
@@ -469,10 +547,10 @@ mod tests {
         assert_eq!(b.before_agent_start(user("again"), Some("again")).await, None);
         assert_eq!(calls(&log).len(), 2);
         // A resumed session gets none; a new one does.
-        b.session_start("resume", true, &[]);
+        b.session_start("resume", true, &[], None, None);
         assert_eq!(b.before_agent_start(user("more"), Some("more")).await, None);
         assert_eq!(calls(&log).len(), 2);
-        b.session_start("new", false, &[]);
+        b.session_start("new", false, &[], None, None);
         assert_eq!(b.before_agent_start(user("fresh"), Some("fresh")).await, None);
         assert_eq!(calls(&log).len(), 4);
     }
@@ -486,7 +564,7 @@ mod tests {
             &["--log", &log.display().to_string()],
             &[("MEMPALACE_RECALL", "on"), ("MEMPALACE_RECALL_BUDGET_MS", "20000")],
         );
-        b.session_start("resume", true, &[]);
+        b.session_start("resume", true, &[], None, None);
         b.connect().await.unwrap();
         let custom = RunStart { message_type: Some("custom"), prompt: None };
         assert_eq!(b.before_agent_start(custom, Some("the billing database")).await, None);

@@ -24,6 +24,10 @@ pub struct PalaceConfig {
     pub feed_bin: String,
     /// `MEMPALACE_FEED_WING`, default `wing_conversations`.
     pub feed_wing: String,
+    /// `MEMPALACE_CHECKPOINT_TURNS` (0: off): a diary checkpoint every N user turns.
+    pub checkpoint_turns: usize,
+    /// `MEMPALACE_SCOPE`: one wing for every session (default) or a wing per project.
+    pub scope: super::scope::Scope,
     /// `MEMPALACE_FEED_DEBOUNCE_MS`, default 600000 (`0` = no debounce).
     pub feed_debounce: Duration,
     /// `MEMPALACE_FEED_PREPARE_TIMEOUT_MS`, default 120000 (must be > 0).
@@ -40,6 +44,8 @@ pub struct PalaceConfig {
     /// palace host that staged sessions are rsynced into and mined from. A leading `~/` is the
     /// remote user's home (rsync gets the path relative to it; the MemPalace server expands `~`).
     pub remote_path: String,
+    /// `HOME` (the home directory's sessions go to the workstation wing under project scope).
+    pub home: Option<PathBuf>,
     /// `PI_CODING_AGENT_DIR`, default `$HOME/.pi/agent`.
     pub agent_dir: PathBuf,
     /// True when `MEMPALACE_REMOTE_URL` is set (the palace is on another machine).
@@ -149,12 +155,20 @@ impl PalaceConfig {
             r.shown("MEMPALACE_TOOLS", tools.to_string());
         }
         let exposure = read_exposure(r);
+        let scope = r.text("MEMPALACE_SCOPE").map_or(super::scope::Scope::Global, |raw| {
+            super::scope::Scope::parse(&raw).unwrap_or_else(|| {
+                r.warn(format!("MEMPALACE_SCOPE={raw:?} is not global or project; using global"));
+                super::scope::Scope::Global
+            })
+        });
         let cfg = PalaceConfig {
             off: (!r.switch("MEMPALACE_BRIDGE")).then_some(BridgeOff::Switch),
             agent_name: r.text_or_default("MEMPALACE_AGENT_NAME"),
             feed: r.switch("MEMPALACE_FEED"),
             feed_bin: r.text_or_default("MEMPALACE_FEED_BIN"),
             feed_wing: r.text_or_default("MEMPALACE_FEED_WING"),
+            scope,
+            checkpoint_turns: r.number("MEMPALACE_CHECKPOINT_TURNS", |_: &usize| true, "a whole number"),
             feed_debounce,
             prepare_timeout,
             mine_timeout,
@@ -162,6 +176,7 @@ impl PalaceConfig {
             ssh_target: ssh_target.filter(|_| ssh_refused.is_none()),
             ssh_config: expanded("MEMPALACE_PI_SSH_CONFIG"),
             remote_path: r.text_or_default("MEMPALACE_PI_REMOTE_PATH"),
+            home: home().map(PathBuf::from),
             agent_dir,
             // `MEMPALACE_REMOTE_URL` is the MCP client's to read and check (`mcp::config`).
             remote: r.is_set("MEMPALACE_REMOTE_URL"),

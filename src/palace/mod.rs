@@ -8,15 +8,20 @@
 //! - [`offer`]: what pi is offered and how: tool rules, cache, `MEMPALACE_TOOLS`, exposure;
 //! - [`context`]: what the palace says into a session: wake-up, recall, the diary prompt;
 //! - [`feed`]: the session transcripts fed to the palace, and the redaction of what it is given;
+//! - [`checkpoint`]: `MEMPALACE_CHECKPOINT_TURNS`, a diary entry every N user turns, composed
+//!   by the bridge (no model turn);
 //! - [`twin`]: living beside pi's own MCP (its server shared, read through a read-only twin, or the
 //!   bridge stepping aside);
+//! - [`scope`]: `MEMPALACE_SCOPE`, the wing a session files into (MemPalace's own slug of the
+//!   project folder, or a trusted `.pi/mempalace.json`);
 //! - [`config`]: the wing's settings, gathered from each room's own; [`files`]: the bridge's private
 //!   files; [`error`]: [`PalaceError`].
 //!
 //! The rooms' floors, lowest first (no room names one above it; `scripts/arch-metrics.mjs`):
-//! error and files; connection; offer, context and twin; config; feed; bridge.
+//! error, files and scope; connection; offer, context and twin; config; feed and checkpoint; bridge.
 
 pub(crate) mod bridge;
+pub(crate) mod checkpoint;
 pub(crate) mod config;
 pub(crate) mod connection;
 pub(crate) mod context;
@@ -24,6 +29,7 @@ pub(crate) mod error;
 pub mod feed;
 pub(crate) mod files;
 pub mod offer;
+pub mod scope;
 pub(crate) mod twin;
 
 pub use config::PalaceConfig;

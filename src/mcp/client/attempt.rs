@@ -19,11 +19,21 @@ impl McpClient {
             if self.is_closed() {
                 return Err(McpError::Closed);
             }
+            let mut st = st;
             if let Some(e) = &st.latched {
                 match st.retry {
                     // Due: this call makes the next try, or waits for the one under way.
                     Some(r) if r.at <= Instant::now() => {}
-                    retry => return Err(latched_now(e, retry)),
+                    retry => {
+                        let err = latched_now(e, retry);
+                        // A remote palace given up on: this call checks its health early (in
+                        // the background; the call fails at once as before).
+                        if retry.is_some() && self.early_probe_due(&mut st) {
+                            drop(st);
+                            self.spawn_early_probe();
+                        }
+                        return Err(err);
+                    }
                 }
             } else if let Some(c) = st.conn.as_ref().filter(|c| st.ready && !c.is_dead()) {
                 return Ok(c.clone());

@@ -3,11 +3,14 @@
 //! health check first), by the first call after it or a background task; and the errors no try can
 //! fix (401/403, a certificate, the configuration), latched for good.
 
-use super::{McpClient, DOWN_SUBJECT};
+use super::{McpClient, State, DOWN_SUBJECT};
 use crate::mcp::error::McpError;
 use crate::mcp::transport::Conn;
 use std::sync::Arc;
 use tokio::time::Instant;
+
+/// At most one early health check of a remote palace per this long.
+pub(super) const EARLY_PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The next try of a client latched down by a used-up budget.
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +109,50 @@ impl McpClient {
         st.retry.map(|r| r.at)
     }
 
+    /// Whether a call made while down (a give-up, tries scheduled) should check a remote palace's
+    /// health now: over HTTP, none under way, none in the last [`EARLY_PROBE_EVERY`]. Marks one
+    /// under way when so. A stdio palace keeps its schedule.
+    pub(super) fn early_probe_due(&self, st: &mut State) -> bool {
+        if self.cfg.remote_url.is_none() || st.probing || st.last_probe.is_some_and(|t| t.elapsed() < EARLY_PROBE_EVERY)
+        {
+            return false;
+        }
+        st.probing = true;
+        st.last_probe = Some(Instant::now());
+        true
+    }
+
+    /// The early health check in the background: when `/healthz` answers, the next try is made
+    /// due now and made at once (through [`McpClient::ready`]: one at a time with the calls' and
+    /// the background tries'); an error no try can fix then (401/403) latches the client down
+    /// for good, as a scheduled try would.
+    pub(super) fn spawn_early_probe(&self) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            self.st().probing = false;
+            return;
+        };
+        let me = self.me.clone();
+        rt.spawn(async move {
+            let Some(client) = me.upgrade() else { return };
+            let up = Conn::probe(&client.cfg, &client.http).await.is_ok();
+            let due = {
+                let mut st = client.st();
+                st.probing = false;
+                let latched = st.latched.is_some();
+                match st.retry.as_mut().filter(|_| up && latched) {
+                    Some(r) => {
+                        r.at = Instant::now();
+                        true
+                    }
+                    None => false,
+                }
+            };
+            if due && !client.is_closed() {
+                let _ = client.ready().await;
+            }
+        });
+    }
+
     /// The one try of a give-up that is due (with `connecting` held): a remote palace's health
     /// check, then an attempt. Up again: the budget is reset and the latch cleared (in
     /// [`McpClient::attempt`]). An error no try can fix latches the client down for good; any other
@@ -149,5 +196,31 @@ fn down_line(e: &McpError) -> String {
         other => format!(
             "MemPalace is down: {other}; `/mempalace reconnect` or a restart of pi tries again (until then palace tools fail and transcripts are not fed)"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::McpConfig;
+
+    fn client(vars: &[(&str, &str)]) -> Arc<McpClient> {
+        let get = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+        McpClient::new(McpConfig::from_lookup(&get).0)
+    }
+
+    #[tokio::test]
+    async fn a_call_while_down_probes_a_remote_palace_once_per_two_seconds_and_a_stdio_one_never() {
+        let http = client(&[("MEMPALACE_REMOTE_URL", "http://127.0.0.1:9/mcp")]);
+        let due = |c: &McpClient| c.early_probe_due(&mut c.st());
+        assert!(due(&http), "the first call while down probes");
+        assert!(!due(&http), "one probe in flight");
+        http.st().probing = false;
+        assert!(!due(&http), "not again within 2 s");
+        let two_seconds_ago = Instant::now().checked_sub(EARLY_PROBE_EVERY).unwrap();
+        http.st().last_probe = Some(two_seconds_ago);
+        assert!(due(&http), "again after 2 s");
+        let stdio = client(&[("MEMPALACE_MCP_BIN", "mempalace-mcp")]);
+        assert!(!due(&stdio), "stdio keeps its schedule");
     }
 }

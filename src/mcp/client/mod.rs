@@ -105,6 +105,10 @@ struct State {
     retry: Option<Retry>,
     /// Give-ups so far: a background task of tries belongs to one.
     give_ups: u64,
+    /// A remote palace's early health check (a call made while down) is under way.
+    probing: bool,
+    /// When the last early health check started (at most one per [`latch::EARLY_PROBE_EVERY`]).
+    last_probe: Option<Instant>,
     /// `serverInfo` of the last `initialize` answer (for `doctor` and the palace's namespace).
     server_info: Option<Value>,
     /// `instructions` of the last `initialize` answer.

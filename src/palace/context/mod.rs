@@ -91,16 +91,18 @@ impl Context {
 
     /// Whether a user started the run `start` describes (not an extension's custom message, nor a
     /// prompt this extension sent); starts its recall search through `caller` when one did and
-    /// recall is on (`words`: the prompt's own, the voice provider's scaffolding cut off).
+    /// recall is on (`words`: the prompt's own, the voice provider's scaffolding cut off; `wing`:
+    /// the session's wing under project scope, which the search keeps to).
     pub(crate) fn run_starts(
         &self,
         start: RunStart<'_>,
         words: Option<&str>,
         recall: &RecallConfig,
         caller: Arc<dyn PalaceCaller>,
+        wing: Option<&str>,
     ) -> bool {
         let user = self.sent_prompts.user_started(start);
-        self.recall.start(recall, caller, if user { words } else { None });
+        self.recall.start(recall, caller, if user { words } else { None }, wing);
         user
     }
 
@@ -114,6 +116,7 @@ impl Context {
         &self,
         caller: &dyn PalaceCaller,
         agent_name: &str,
+        wing: Option<&str>,
         budget: Duration,
         connected: impl FnOnce() -> bool,
         connect: impl Future<Output = bool>,
@@ -129,7 +132,7 @@ impl Context {
             return None;
         }
         let left = budget.saturating_sub(t0.elapsed()).max(Duration::from_millis(1));
-        let woke = wakeup::compose_wakeup(caller, agent_name, left).await?;
+        let woke = wakeup::compose_wakeup(caller, agent_name, wing, left).await?;
         self.injected.add(woke.shown);
         Some(HiddenMessage::hidden(woke.content))
     }

@@ -85,7 +85,13 @@ pub(crate) fn shown_in(message: &str) -> Vec<String> {
 /// Calls `mempalace_status {}` and `mempalace_diary_read {agent_name}` concurrently, each bounded
 /// by `timeout`, and composes the wake-up message content from whatever answered. `None` when
 /// neither did. Failures are logged on stderr.
-pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, timeout: Duration) -> Option<Wakeup> {
+/// `wing`: the wing this session files into under project scope (said in the message).
+pub(crate) async fn compose_wakeup(
+    caller: &dyn PalaceCaller,
+    agent_name: &str,
+    wing: Option<&str>,
+    timeout: Duration,
+) -> Option<Wakeup> {
     let status = call_bounded(caller, "mempalace_status", json!({}), timeout);
     let diary = call_bounded(caller, "mempalace_diary_read", json!({ "agent_name": agent_name }), timeout);
     let (status, diary) = tokio::join!(status, diary);
@@ -101,6 +107,15 @@ pub(crate) async fn compose_wakeup(caller: &dyn PalaceCaller, agent_name: &str, 
     }
     if sections.is_empty() {
         return None;
+    }
+    if let Some(w) = wing {
+        sections.insert(
+            0,
+            format!(
+                "## This project's wing\nThis session files into the wing \"{w}\" (MEMPALACE_SCOPE=project): \
+             search it with mempalace_search's wing filter for this project's past work."
+            ),
+        );
     }
     let content = format!(
         "[MemPalace wake-up] Your long-term memory palace is connected (mempalace_* tools). \
@@ -158,7 +173,7 @@ mod tests {
         let caller = FakeCaller::new();
         caller.set("mempalace_status", Behaviour::Reply("{\"total_drawers\": 3}".into()));
         caller.set("mempalace_diary_read", Behaviour::Reply("SESSION:x|did.things|★\n".into()));
-        let text = compose_wakeup(&caller, "pi-laptop", Duration::from_secs(5)).await.unwrap().content;
+        let text = compose_wakeup(&caller, "pi-laptop", None, Duration::from_secs(5)).await.unwrap().content;
         assert!(text.contains("## Palace status (mempalace_status)\n{\"total_drawers\": 3}"), "{text}");
         assert!(text.contains("agent_name \"pi-laptop\")\nSESSION:x|did.things|★"), "{text}");
         let calls = caller.calls();
@@ -174,7 +189,7 @@ mod tests {
         let diary = json!({"agent": "pi", "entries": [{"date": "2026-12-01", "content": "SESSION:a|chose.postgres|★"}, {"content": "SESSION:b|two"}], "total": 2});
         caller.set("mempalace_status", Behaviour::Reply("{\"total_drawers\": 3}\n\n## not a section".into()));
         caller.set("mempalace_diary_read", Behaviour::Reply(serde_json::to_string_pretty(&diary).unwrap()));
-        let woke = compose_wakeup(&caller, "pi", Duration::from_secs(5)).await.unwrap();
+        let woke = compose_wakeup(&caller, "pi", None, Duration::from_secs(5)).await.unwrap();
         assert_eq!(woke.shown.len(), 2);
         let earlier = EarlierMessage { custom_type: WAKEUP_CUSTOM_TYPE.into(), text: woke.content.clone() };
         assert_eq!(earlier.shown(), woke.shown);
@@ -182,7 +197,7 @@ mod tests {
         assert!(EarlierMessage { custom_type: "other-ext".into(), text: woke.content }.shown().is_empty());
         // A wake-up whose diary didn't answer showed none.
         caller.set("mempalace_diary_read", Behaviour::Fail("down".into()));
-        let woke = compose_wakeup(&caller, "pi", Duration::from_secs(5)).await.unwrap();
+        let woke = compose_wakeup(&caller, "pi", None, Duration::from_secs(5)).await.unwrap();
         assert!(shown_in(&woke.content).is_empty());
     }
 
@@ -192,7 +207,7 @@ mod tests {
         caller.set("mempalace_status", Behaviour::Reply("status ok".into()));
         caller.set("mempalace_diary_read", Behaviour::Hang);
         let t0 = Instant::now();
-        let text = compose_wakeup(&caller, "pi", Duration::from_millis(200)).await.unwrap().content;
+        let text = compose_wakeup(&caller, "pi", None, Duration::from_millis(200)).await.unwrap().content;
         let took = t0.elapsed();
         assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(2), "{took:?}");
         assert!(text.contains("status ok") && !text.contains("diary"), "{text}");
@@ -204,7 +219,7 @@ mod tests {
         caller.set("mempalace_status", Behaviour::Fail("Chroma database missing".into()));
         caller.set("mempalace_diary_read", Behaviour::Hang);
         let t0 = Instant::now();
-        assert_eq!(compose_wakeup(&caller, "pi", Duration::from_millis(150)).await, None);
+        assert_eq!(compose_wakeup(&caller, "pi", None, Duration::from_millis(150)).await, None);
         assert!(t0.elapsed() < Duration::from_secs(2));
     }
 }

@@ -120,6 +120,32 @@ pub struct BuiltinExporter {
     feed_dir: PathBuf,
     /// None: staged as they are (`MEMPALACE_FEED_REDACT=off`).
     redactor: Option<std::sync::Arc<Redactor>>,
+    /// Project scope: each session staged under its wing's folder (None: global scope, one wing).
+    wings: Option<WingOf>,
+}
+
+/// Project scope: the wing a session is staged under, from the cwd its header records: this pi's
+/// own cwd gets this session's wing (which a trusted project file may have named), another cwd
+/// the wing MemPalace's hooks give it ([`crate::palace::scope::project_wing`]).
+#[derive(Debug, Clone)]
+pub struct WingOf {
+    pub own_cwd: PathBuf,
+    pub own_wing: String,
+    pub home: Option<PathBuf>,
+}
+
+impl WingOf {
+    /// The wing of a session whose content is `bytes`.
+    fn of(&self, bytes: &[u8]) -> String {
+        let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+        let cwd = serde_json::from_slice::<serde_json::Value>(first)
+            .ok()
+            .and_then(|h| h.get("cwd").and_then(|c| c.as_str()).map(PathBuf::from));
+        match cwd {
+            Some(c) if c != self.own_cwd => crate::palace::scope::project_wing(&c, self.home.as_deref()),
+            _ => self.own_wing.clone(),
+        }
+    }
 }
 
 /// Sessions staged by [`BuiltinExporter::prepare`], waiting for a successful mine.
@@ -132,6 +158,9 @@ pub struct StagedExport {
     pub staged: Vec<PathBuf>,
     /// What the redaction replaced in the copies written by this run, per kind.
     pub redacted: Counts,
+    /// Project scope: the wings whose folders (`dir/<wing>`) this run staged into, to mine each
+    /// into its wing; empty under global scope.
+    pub wings: std::collections::BTreeSet<String>,
     state_path: PathBuf,
     pending: BTreeMap<String, Fingerprint>,
     redaction: Option<String>,
@@ -140,12 +169,18 @@ pub struct StagedExport {
 impl BuiltinExporter {
     /// Exports `sessions_dir` into `feed_dir/staging`, keeping its state in `feed_dir/state.json`.
     pub fn new(sessions_dir: impl Into<PathBuf>, feed_dir: impl Into<PathBuf>) -> Self {
-        BuiltinExporter { sessions_dir: sessions_dir.into(), feed_dir: feed_dir.into(), redactor: None }
+        BuiltinExporter { sessions_dir: sessions_dir.into(), feed_dir: feed_dir.into(), redactor: None, wings: None }
     }
 
     /// The same exporter, redacting what it stages with `redactor` (None: not at all).
     pub fn redacting(mut self, redactor: Option<std::sync::Arc<Redactor>>) -> Self {
         self.redactor = redactor;
+        self
+    }
+
+    /// The same exporter, staging each session under its wing's folder (project scope).
+    pub fn by_wing(mut self, wings: Option<WingOf>) -> Self {
+        self.wings = wings;
         self
     }
 
@@ -182,16 +217,22 @@ impl BuiltinExporter {
         let mut pending = BTreeMap::new();
         let mut rejected = BTreeMap::new();
         let mut staged = Vec::new();
+        let mut wings = std::collections::BTreeSet::new();
         for path in files {
             let Ok(rel) = path.strip_prefix(&self.sessions_dir) else { continue };
             let key = rel.to_string_lossy().into_owned();
             let Some((bytes, mut print)) = changed_session(&path, state.sessions.get(&key)) else { continue };
             // The user's opt-out ([no-memory]): the session, or the turns marked, stay out.
+            let wing = self.wings.as_ref().map(|w| w.of(&bytes));
+            let dest = match &wing {
+                Some(w) => staging.join(w).join(rel),
+                None => staging.join(rel),
+            };
             let bytes = match crate::palace::feed::no_memory::apply(&bytes) {
                 crate::palace::feed::no_memory::Opt::Unchanged => bytes,
                 crate::palace::feed::no_memory::Opt::Without(b, _) => b,
                 crate::palace::feed::no_memory::Opt::Session => {
-                    let _ = std::fs::remove_file(staging.join(rel));
+                    let _ = std::fs::remove_file(&dest);
                     rejected.insert(key, print);
                     continue;
                 }
@@ -200,13 +241,13 @@ impl BuiltinExporter {
                 rejected.insert(key, print);
                 continue;
             }
-            let dest = staging.join(rel);
             if let Some(parent) = dest.parent() {
                 create_private_dir(parent)?;
             }
             let clean = self.redactor.as_ref().and_then(|r| r.redact_jsonl(&bytes, &mut redacted));
             write_atomic(&dest, clean.as_deref().unwrap_or(&bytes))?;
             staged.push(dest);
+            wings.extend(wing);
             print.staged = true;
             pending.insert(key, print);
         }
@@ -218,7 +259,15 @@ impl BuiltinExporter {
             return Ok(None);
         }
         pending.extend(rejected);
-        Ok(Some(StagedExport { dir: staging, staged, redacted, state_path: self.state_path(), pending, redaction }))
+        Ok(Some(StagedExport {
+            dir: staging,
+            staged,
+            redacted,
+            wings,
+            state_path: self.state_path(),
+            pending,
+            redaction,
+        }))
     }
 }
 

@@ -26,6 +26,7 @@ mod tests;
 pub(crate) use outcome::path as outcome_path;
 pub use outcome::{last_feed_line, redaction_line, LastFeed, Ran};
 
+use super::scope::SessionWing;
 use super::{PalaceCaller, PalaceConfig, PalaceError};
 // The palace modules the feed's own files (export, process, redact) name as `super::…`.
 use super::{config, files};
@@ -127,6 +128,8 @@ struct State {
 
 struct Inner {
     cfg: PalaceConfig,
+    /// The session's wing, which the bridge sets at `session_start`.
+    wing: Arc<SessionWing>,
     caller: Arc<dyn PalaceCaller>,
     state: Mutex<State>,
     redactor: Arc<pipeline::RedactorCell>,
@@ -143,16 +146,28 @@ impl Feeder {
     /// The feeder of `cfg`; says at load, once, when transcripts would be fed unredacted
     /// ([`unredacted_warning`]).
     pub fn new(cfg: PalaceConfig, caller: Arc<dyn PalaceCaller>) -> Self {
+        Self::for_wing(cfg, caller, Arc::default())
+    }
+
+    /// The same, feeding each session into the wing `wing` holds (set at `session_start`; until
+    /// then the wing of the process's cwd, [`SessionWing::or_default`]).
+    pub fn for_wing(cfg: PalaceConfig, caller: Arc<dyn PalaceCaller>, wing: Arc<SessionWing>) -> Self {
         if let Some(line) = unredacted_warning(&cfg) {
             diag!("{line}");
         }
         let state = Mutex::new(State { in_flight: None, last_feed: None });
-        Feeder { inner: Arc::new(Inner { cfg, caller, state, redactor: Arc::default() }) }
+        Feeder { inner: Arc::new(Inner { cfg, wing, caller, state, redactor: Arc::default() }) }
     }
 
     /// pi `session_shutdown {reason}`: feed now (or join the feed that is running).
     pub async fn shutdown(&self, reason: &str) -> FeedOutcome {
         self.trigger(reason, false).await
+    }
+
+    /// pi `session_before_compact`: feed now, not debounced (what pi is about to summarise away
+    /// is in the palace first), or join the feed that is running. The debounce window starts again.
+    pub async fn compacting(&self) -> FeedOutcome {
+        self.trigger("compact", false).await
     }
 
     /// pi `agent_settled` (or `agent_end`): feed unless a feed started less than
@@ -211,11 +226,17 @@ impl Feeder {
 fn spawn_feed(inner: Arc<Inner>, reason: String) -> watch::Receiver<Option<FeedOutcome>> {
     let (tx, rx) = watch::channel(None);
     tokio::spawn(async move {
-        let outcome =
-            std::panic::AssertUnwindSafe(pipeline::run(&inner.cfg, inner.caller.as_ref(), &reason, &inner.redactor))
-                .catch_unwind()
-                .await
-                .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
+        let wing = inner.wing.or_default(inner.cfg.scope, &inner.cfg.feed_wing, inner.cfg.home.as_deref());
+        let outcome = std::panic::AssertUnwindSafe(pipeline::run(
+            &inner.cfg,
+            inner.caller.as_ref(),
+            &reason,
+            &inner.redactor,
+            &wing,
+        ))
+        .catch_unwind()
+        .await
+        .unwrap_or(FeedOutcome::Failed(PalaceError::Panicked));
         if let FeedOutcome::Failed(e) = &outcome {
             diag!("mempalace feed ({reason}) failed: {e}");
         }

@@ -23,7 +23,8 @@ pub(crate) enum Opt {
     Without(Vec<u8>, usize),
 }
 
-fn has_marker(s: &str) -> bool {
+/// `[no-memory]` (any case) is in `s`.
+pub(crate) fn has_marker(s: &str) -> bool {
     s.as_bytes().windows(MARKER.len()).any(|w| w.eq_ignore_ascii_case(MARKER.as_bytes()))
 }
 

@@ -10,9 +10,10 @@
 use super::lock::FeedLock;
 use super::{lacks_ssh_target, FeedOutcome, SkipReason};
 use crate::diag;
-use crate::palace::feed::export::{BuiltinExporter, StagedExport};
+use crate::palace::feed::export::{BuiltinExporter, StagedExport, WingOf};
 use crate::palace::feed::process::{rsync_to_remote, run_external};
 use crate::palace::feed::redact::{self, Counts, Redactor};
+use crate::palace::scope::Wing;
 use crate::palace::{call_bounded, PalaceCaller, PalaceConfig, PalaceError};
 use crate::process_group::resolve_bin;
 use serde_json::json;
@@ -20,11 +21,14 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Step 1 + step 2 under the feed lock.
+/// `wing`: the session's wing (`MEMPALACE_FEED_WING` under global scope); under project scope the
+/// built-in export stages each session under its own wing and each is mined into it.
 pub(super) async fn run(
     cfg: &PalaceConfig,
     caller: &dyn PalaceCaller,
     reason: &str,
     redactor: &Arc<RedactorCell>,
+    wing: &Wing,
 ) -> FeedOutcome {
     if lacks_ssh_target(cfg) {
         return FeedOutcome::Skipped(SkipReason::NoSshTarget);
@@ -41,26 +45,44 @@ pub(super) async fn run(
     };
     // Each step of `prepare` is bounded by what is left of the prepare timeout (the child
     // processes are killed with their process group when it runs out).
-    let prepared = match prepare(cfg, reason, redactor).await {
+    let prepared = match prepare(cfg, reason, redactor, wing).await {
         Ok(Some(p)) => p,
         Ok(None) => return FeedOutcome::NothingToFeed,
         Err(e) => return FeedOutcome::Failed(e),
     };
-    let args = json!({ "source": prepared.source, "mode": "convos", "wing": cfg.feed_wing });
-    match call_bounded(caller, "mempalace_mine", args, cfg.mine_timeout).await {
-        Err(e) => FeedOutcome::Failed(PalaceError::Mine(Box::new(e))),
-        Ok(text) => {
-            if let Some(err) = mine_failure(&text) {
-                return FeedOutcome::Failed(PalaceError::Mine(Box::new(PalaceError::Tool(err))));
-            }
-            if let Some(staged) = prepared.staged {
-                if let Err(e) = staged.commit() {
-                    diag!("mempalace feed: mined, but can't record the export state: {e}");
+    // One mine per wing: the session's, or under project scope each wing the export staged into
+    // (its folder of the staging folder), all within the mine timeout.
+    let wings = prepared.staged.as_ref().map(|s| s.wings.clone()).unwrap_or_default();
+    let mines: Vec<(String, String)> = if wings.is_empty() {
+        vec![(prepared.source.clone(), wing.name.clone())]
+    } else {
+        wings.into_iter().map(|w| (format!("{}/{w}", prepared.source.trim_end_matches('/')), w)).collect()
+    };
+    let started = Instant::now();
+    let mut outputs = Vec::new();
+    for (source, wing) in &mines {
+        let left = match outputs.is_empty() {
+            true => cfg.mine_timeout,
+            false => cfg.mine_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1)),
+        };
+        let args = json!({ "source": source, "mode": "convos", "wing": wing });
+        match call_bounded(caller, "mempalace_mine", args, left).await {
+            Err(e) => return FeedOutcome::Failed(PalaceError::Mine(Box::new(e))),
+            Ok(text) => {
+                if let Some(err) = mine_failure(&text) {
+                    return FeedOutcome::Failed(PalaceError::Mine(Box::new(PalaceError::Tool(err))));
                 }
+                outputs.push(text);
             }
-            FeedOutcome::Fed { source: prepared.source, output: text, redacted: prepared.redacted }
         }
     }
+    if let Some(staged) = prepared.staged {
+        if let Err(e) = staged.commit() {
+            diag!("mempalace feed: mined, but can't record the export state: {e}");
+        }
+    }
+    let source = mines.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>().join(", ");
+    FeedOutcome::Fed { source, output: outputs.join("\n"), redacted: prepared.redacted }
 }
 
 struct Prepared {
@@ -92,12 +114,17 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| PalaceError::Export(e.into()))
 }
 
-async fn prepare(cfg: &PalaceConfig, reason: &str, cell: &Arc<RedactorCell>) -> Result<Option<Prepared>, PalaceError> {
+async fn prepare(
+    cfg: &PalaceConfig,
+    reason: &str,
+    cell: &Arc<RedactorCell>,
+    wing: &Wing,
+) -> Result<Option<Prepared>, PalaceError> {
     let started = Instant::now();
     let left = || cfg.prepare_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     if let Some(bin) = resolve_bin(&cfg.feed_bin, cfg.search_path.as_deref()) {
         // The external exporter does its own remote transport.
-        let Some(source) = run_external(&bin, reason, &cfg.feed_wing, cfg.prepare_timeout).await? else {
+        let Some(source) = run_external(&bin, reason, &wing.name, cfg.prepare_timeout).await? else {
             return Ok(None);
         };
         let mut redacted = Counts::new();
@@ -118,8 +145,12 @@ async fn prepare(cfg: &PalaceConfig, reason: &str, cell: &Arc<RedactorCell>) -> 
         return Ok(Some(Prepared { source, staged: None, redacted }));
     }
     let cfg2 = cfg.clone();
-    let staged =
-        blocking(cfg, cell, cfg.prepare_timeout, move |r| BuiltinExporter::from_config(&cfg2, r).prepare()).await?;
+    let by_wing =
+        wing.cwd.clone().map(|own_cwd| WingOf { own_cwd, own_wing: wing.name.clone(), home: cfg.home.clone() });
+    let staged = blocking(cfg, cell, cfg.prepare_timeout, move |r| {
+        BuiltinExporter::from_config(&cfg2, r).by_wing(by_wing).prepare()
+    })
+    .await?;
     let Some(mut staged) = staged else { return Ok(None) };
     let redacted = std::mem::take(&mut staged.redacted);
     if !cfg.remote {

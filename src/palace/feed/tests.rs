@@ -84,6 +84,34 @@ async fn builtin_feed_mines_the_staging_folder_once() {
 }
 
 #[tokio::test]
+async fn project_scope_files_each_session_into_its_project_s_wing() {
+    let agent = tempfile::tempdir().unwrap();
+    let session_of = |cwd: &str| good().replacen("/work/project", cwd, 1);
+    write_session(agent.path(), "alpha", &session_of("/home/u/dev/alpha-app"));
+    write_session(agent.path(), "beta", &session_of("/home/u/Beta Service"));
+    let caller = Arc::new(FakeCaller::new());
+    caller.set("mempalace_mine", Behaviour::Reply(MINED.into()));
+    let cfg = config(agent.path(), &[("MEMPALACE_SCOPE", "project")]);
+    // This pi runs in alpha-app, whose trusted project file named another wing.
+    let wing = Arc::new(crate::palace::scope::SessionWing::default());
+    wing.set(crate::palace::scope::Wing {
+        name: "alpha_shared".into(),
+        chosen: crate::palace::scope::Chosen::ProjectFile,
+        cwd: Some("/home/u/dev/alpha-app".into()),
+        note: None,
+    });
+    let f = Feeder::for_wing(cfg, caller.clone() as Arc<dyn PalaceCaller>, wing);
+    assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }));
+    let staging = agent.path().join("mempalace-feed/staging");
+    let mined: Vec<Value> = caller.calls().into_iter().map(|c| c.args).collect();
+    let mine = |wing: &str| json!({"source": staging.join(wing).display().to_string(), "mode": "convos", "wing": wing});
+    assert_eq!(mined, [mine("alpha_shared"), mine("beta_service")]);
+    assert!(staging.join("alpha_shared/--work-project--/alpha.jsonl").is_file());
+    assert!(staging.join("beta_service/--work-project--/beta.jsonl").is_file());
+    assert_eq!(f.shutdown("new").await, FeedOutcome::NothingToFeed);
+}
+
+#[tokio::test]
 async fn a_failed_mine_is_retried_by_the_next_trigger() {
     let agent = tempfile::tempdir().unwrap();
     write_session(agent.path(), "s1", &good());
@@ -289,6 +317,11 @@ async fn settled_is_debounced_but_shutdown_is_not() {
     assert_eq!(caller.calls().len(), 1);
     assert!(matches!(f.shutdown("quit").await, FeedOutcome::Fed { .. }), "shutdown ignores the debounce");
     assert_eq!(caller.calls().len(), 2);
+    // pi compacting: at once too (the turns about to be summarised away go to the palace first).
+    write_session(agent.path(), "s2b", &good());
+    assert!(matches!(f.compacting().await, FeedOutcome::Fed { .. }), "compaction ignores the debounce");
+    assert_eq!(caller.calls().len(), 3);
+    assert!(outcome::path(&agent.path().join("mempalace-feed")).is_file());
 
     // Debounce 0: every settled feeds.
     let f = feeder(config(agent.path(), &[("MEMPALACE_FEED_DEBOUNCE_MS", "0")]), &caller);
@@ -298,7 +331,7 @@ async fn settled_is_debounced_but_shutdown_is_not() {
     write_session(agent.path(), "s4", &good());
     let out = f.settled().await;
     assert!(matches!(out, FeedOutcome::Fed { .. }), "{out:?}");
-    assert_eq!(caller.calls().len(), 4);
+    assert_eq!(caller.calls().len(), 5);
 }
 
 #[tokio::test]

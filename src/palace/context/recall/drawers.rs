@@ -195,7 +195,13 @@ mod tests {
     use std::time::Duration;
 
     fn cfg() -> RecallConfig {
-        RecallConfig { on: true, budget: Duration::from_millis(500), max_bytes: 2000, min_score: 0.4 }
+        RecallConfig {
+            on: true,
+            budget: Duration::from_millis(500),
+            max_bytes: 2000,
+            min_score: 0.4,
+            other_min_score: None,
+        }
     }
 
     fn hit(id: &str, similarity: f64, text: &str) -> Hit {

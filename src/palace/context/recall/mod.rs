@@ -43,6 +43,9 @@ pub struct RecallConfig {
     pub max_bytes: usize,
     /// `MEMPALACE_RECALL_MIN_SCORE` (default 0.45, chosen on the labelled set of bench/recall.mjs): the least `similarity` recalled.
     pub min_score: f64,
+    /// `MEMPALACE_RECALL_OTHER_MIN_SCORE` (default: none): under project scope, the least
+    /// `similarity` of a drawer of another wing than the session's; None: never one.
+    pub other_min_score: Option<f64>,
 }
 
 impl RecallConfig {
@@ -66,6 +69,7 @@ impl RecallConfig {
                 &format!("a number ≥ {MIN_MAX_BYTES}"),
             ),
             min_score: r.fraction("MEMPALACE_RECALL_MIN_SCORE"),
+            other_min_score: r.optional_fraction("MEMPALACE_RECALL_OTHER_MIN_SCORE"),
         }
     }
 
@@ -90,6 +94,9 @@ struct PendingRecall {
     query: String,
     /// The budget's end, counted from the run's `before_agent_start`.
     deadline: tokio::time::Instant,
+    /// The session's wing under project scope: drawers of other wings only above
+    /// `other_min_score`.
+    wing: Option<String>,
     search: tokio::task::JoinHandle<Result<String, PalaceError>>,
 }
 
@@ -112,7 +119,15 @@ impl Recall {
     /// Starts this run's recall search in the background through `caller` (when recall is on and
     /// `words`, the prompt's own, hold any worth searching for), bounded by the recall budget from
     /// now; any earlier run's search nobody waited for is forgotten.
-    pub(crate) fn start(&self, cfg: &RecallConfig, caller: Arc<dyn PalaceCaller>, words: Option<&str>) {
+    /// `wing`: the session's wing under project scope: the search keeps to it (MemPalace's `wing`
+    /// filter) unless `MEMPALACE_RECALL_OTHER_MIN_SCORE` lets other wings' drawers in.
+    pub(crate) fn start(
+        &self,
+        cfg: &RecallConfig,
+        caller: Arc<dyn PalaceCaller>,
+        words: Option<&str>,
+        wing: Option<&str>,
+    ) {
         let mut pending = lock(&self.pending);
         *pending = None;
         if !cfg.on {
@@ -121,9 +136,13 @@ impl Recall {
         let Some(query) = words.and_then(query::query_of) else {
             return;
         };
-        let (args, budget) = (query::search_args(&query), cfg.budget);
+        let (mut args, budget) = (query::search_args(&query), cfg.budget);
+        if let (Some(w), None) = (wing, cfg.other_min_score) {
+            args["wing"] = serde_json::Value::from(w);
+        }
         let search = tokio::spawn(async move { caller.call(query::SEARCH_TOOL, args, Some(budget)).await });
-        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, search });
+        let wing = wing.map(str::to_string);
+        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, wing, search });
     }
 
     /// The recall message of the run being started, or None (recall off, a run a user didn't
@@ -140,7 +159,8 @@ impl Recall {
             Ok(Err(e)) => return counters.failed(&format!("the search task ended: {e}")),
         };
         match drawers::hits(&answer) {
-            Ok(hits) => {
+            Ok(mut hits) => {
+                keep_to_wing(&mut hits, pending.wing.as_deref(), cfg.other_min_score);
                 let message = injected.compose(&pending.query, &hits, cfg);
                 counters.answered(message.as_deref());
                 message.map(HiddenMessage::recall)
@@ -163,6 +183,14 @@ impl Recall {
     /// `/mempalace status`'s recall line: the settings and what recall did.
     pub(crate) fn report(&self, cfg: &RecallConfig) -> String {
         self.counters.report(cfg)
+    }
+}
+
+/// Under project scope (`wing`), the drawers of other wings scoring below `other_min_score` (all
+/// of them when it is None) are dropped.
+fn keep_to_wing(hits: &mut Vec<drawers::Hit>, wing: Option<&str>, other_min_score: Option<f64>) {
+    if let Some(w) = wing {
+        hits.retain(|h| h.wing == w || other_min_score.is_some_and(|m| h.similarity >= m));
     }
 }
 
@@ -227,6 +255,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn project_scope_keeps_other_wings_out_unless_they_score_above_their_threshold() {
+        let hit = |wing: &str, similarity| drawers::Hit {
+            id: format!("{wing}-{similarity}"),
+            wing: wing.into(),
+            room: "r".into(),
+            similarity,
+            text: "t".into(),
+        };
+        let all = vec![hit("alpha_app", 0.5), hit("beta_service", 0.9), hit("beta_service", 0.6)];
+        let kept = |wing, other| {
+            let mut h = all.clone();
+            keep_to_wing(&mut h, wing, other);
+            h.into_iter().map(|h| h.id).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(None, None).len(), 3, "global scope: every wing");
+        assert_eq!(kept(Some("alpha_app"), None), ["alpha_app-0.5"]);
+        assert_eq!(kept(Some("alpha_app"), Some(0.8)), ["alpha_app-0.5", "beta_service-0.9"]);
+        let vars = |k: &str| (k == "MEMPALACE_RECALL_OTHER_MIN_SCORE").then(|| "2".to_string());
+        let r = EnvReader::new(&vars);
+        assert_eq!(RecallConfig::read(&r).other_min_score, None, "a malformed value: never");
+        assert_eq!(r.finish().0.len(), 1);
+    }
+
+    #[test]
     fn the_variables() {
         let read = |vars: &[(&str, &str)]| {
             let get = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
@@ -235,7 +287,16 @@ mod tests {
             (c, r.finish().0)
         };
         let (c, w) = read(&[]);
-        assert_eq!(c, RecallConfig { on: false, budget: Duration::from_millis(500), max_bytes: 2000, min_score: 0.45 });
+        assert_eq!(
+            c,
+            RecallConfig {
+                on: false,
+                budget: Duration::from_millis(500),
+                max_bytes: 2000,
+                min_score: 0.45,
+                other_min_score: None
+            }
+        );
         assert!(w.is_empty());
         let (c, w) = read(&[
             ("MEMPALACE_RECALL", "ON"),
@@ -243,7 +304,16 @@ mod tests {
             ("MEMPALACE_RECALL_MAX_BYTES", "800"),
             ("MEMPALACE_RECALL_MIN_SCORE", "0.55"),
         ]);
-        assert_eq!(c, RecallConfig { on: true, budget: Duration::from_millis(250), max_bytes: 800, min_score: 0.55 });
+        assert_eq!(
+            c,
+            RecallConfig {
+                on: true,
+                budget: Duration::from_millis(250),
+                max_bytes: 800,
+                min_score: 0.55,
+                other_min_score: None
+            }
+        );
         assert!(w.is_empty(), "{w:?}");
         let (c, w) = read(&[
             ("MEMPALACE_RECALL", "yes"),
@@ -251,7 +321,16 @@ mod tests {
             ("MEMPALACE_RECALL_MAX_BYTES", "10"),
             ("MEMPALACE_RECALL_MIN_SCORE", "1.5"),
         ]);
-        assert_eq!(c, RecallConfig { on: false, budget: Duration::from_millis(500), max_bytes: 2000, min_score: 0.45 });
+        assert_eq!(
+            c,
+            RecallConfig {
+                on: false,
+                budget: Duration::from_millis(500),
+                max_bytes: 2000,
+                min_score: 0.45,
+                other_min_score: None
+            }
+        );
         assert_eq!(w.len(), 4, "{w:?}");
     }
 }
