@@ -2,11 +2,12 @@
 //! is made by [`Extension`] (src/extension/); errors become JS errors in [`js_error`] alone.
 //! Beside it: `agent_end`'s messages read off the JS heap (`turns`), where the core's notices go
 //! (`notices`), the operator's command line (`cli`), the process-wide counters as JS reads them
-//! (`stats`).
+//! (`stats`), pi's own MCP writes handed to the core (`pi_writes`).
 
 mod cli;
 mod direct;
 mod notices;
+mod pi_writes;
 mod stats;
 mod turns;
 
@@ -196,26 +197,6 @@ pub struct EventDescriptor {
 pub fn pi_events() -> Vec<EventDescriptor> {
     let describe = |e: EventSpec| EventDescriptor { event: e.event.into(), handler: e.handler.into() };
     ext().pi_events().into_iter().map(describe).collect()
-}
-
-/// pi's `tool_call` (its `toolCallId`, `toolName` and `input`): the input with every secret
-/// redacted when the call stores into a MemPalace server of pi's own `mcp.json` (the entry puts
-/// its keys in place of `event.input`'s), else null: leave the input as it is.
-#[napi]
-pub fn redact_pi_write(env: Env, tool_call_id: String, tool_name: String, input: Unknown) -> Result<Option<Value>> {
-    // Only a call the core may change is read off the JS heap (a `write` call's input may be large).
-    if !ext().handles_tool_call(&tool_name) {
-        return Ok(None);
-    }
-    let input: Value = env.from_js_value(input)?;
-    Ok(ext().on_tool_call(&tool_call_id, &tool_name, input))
-}
-
-/// pi's `tool_result` (its `toolCallId` and `parentToolCallId`): the text block that tells the model
-/// what was redacted from that call (kinds and counts), else null.
-#[napi]
-pub fn note_pi_write(tool_call_id: String, parent_tool_call_id: Option<String>) -> Option<String> {
-    ext().on_tool_result(&tool_call_id, parent_tool_call_id.as_deref())
 }
 
 /// pi 1.x's system prompt section on the palace tools not declared to the model (how to reach

@@ -69,12 +69,19 @@ fn tokens(body: &[u8]) -> Vec<Tok> {
 }
 
 /// Each unit of a string's raw content, in order: the bytes it decodes to and the raw span it
-/// comes from (a byte, an escape). A lone surrogate decodes to U+FFFD, an escape JSON doesn't know
+/// comes from (a run of bytes without an escape, which decodes to itself, or an escape). A lone surrogate decodes to U+FFFD, an escape JSON doesn't know
 /// to its two bytes as they are.
 fn units(raw: &[u8], mut f: impl FnMut(&[u8], (usize, usize))) {
     let mut i = 0;
     while i < raw.len() {
-        if raw[i] != b'\\' || i + 1 >= raw.len() {
+        // A run without an escape decodes to itself: one unit, byte for byte.
+        let plain = raw[i..].iter().position(|b| *b == b'\\').unwrap_or(raw.len() - i);
+        if plain > 0 {
+            f(&raw[i..i + plain], (i, i + plain));
+            i += plain;
+            continue;
+        }
+        if i + 1 >= raw.len() {
             f(&raw[i..i + 1], (i, i + 1));
             i += 1;
             continue;
@@ -131,15 +138,19 @@ fn raw_spans(raw: &[u8], hits: &[Hit]) -> Vec<(usize, usize)> {
     let (mut decoded, mut next_start, mut next_end) = (0usize, 0usize, 0usize);
     units(raw, |bytes, (rs, re)| {
         let (from, to) = (decoded, decoded + bytes.len());
+        // In a plain run a decoded byte is the raw byte at the same offset; an escape is whole.
+        let plain = re - rs == bytes.len();
         while next_start < hits.len() && hits[next_start].start < to {
-            if hits[next_start].start >= from {
-                out[next_start].0 = rs;
+            let p = hits[next_start].start;
+            if p >= from {
+                out[next_start].0 = if plain { rs + (p - from) } else { rs };
             }
             next_start += 1;
         }
         while next_end < hits.len() && hits[next_end].end - 1 < to {
-            if hits[next_end].end > from {
-                out[next_end].1 = re;
+            let p = hits[next_end].end - 1;
+            if p >= from {
+                out[next_end].1 = if plain { rs + (p - from) + 1 } else { re };
             }
             next_end += 1;
         }

@@ -87,3 +87,60 @@ fn stages_of_one_long_line() {
         println!("{name}: parse {parse:?}, spans {spans:?} (windows {windows:?}, {} windows, {} MB covered over rules), whole {all:?}", w.len(), covered >> 20);
     }
 }
+
+#[test]
+#[ignore = "a measurement: regex forms of the assignment rule (--release --ignored --nocapture)"]
+fn assignment_regex_forms() {
+    let log = build_log(20 << 20);
+    let forms = [
+        (
+            "now",
+            r#"(?i)\b[a-z0-9_.-]{0,40}(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,200})"#,
+        ),
+        (
+            "cased words",
+            r#"\b[a-zA-Z0-9_.-]{0,40}(?:password|PASSWORD|Password|passwd|PASSWD|Passwd|pwd|PWD|Pwd|passphrase|PASSPHRASE|Passphrase|secret|SECRET|Secret)[a-zA-Z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,200})"#,
+        ),
+        (
+            "unbounded value",
+            r#"(?i)\b[a-z0-9_.-]{0,40}(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,})"#,
+        ),
+    ];
+    for (name, f) in forms {
+        let re = regex::bytes::RegexBuilder::new(f).unicode(false).build().unwrap();
+        let t = std::time::Instant::now();
+        let n = re.captures_iter(log.as_bytes()).count();
+        println!("{name}: {n} matches, {:?}", t.elapsed());
+    }
+}
+
+#[test]
+#[ignore = "a measurement: the JSON side of one long line (--release --ignored --nocapture)"]
+fn json_side_of_one_long_line() {
+    use std::time::Instant;
+    let r = Redactor::builtin();
+    let session = one_output_session(&build_log(20 << 20));
+    let line = session.split(|b| *b == b'\n').max_by_key(|l| l.len()).unwrap();
+    let t = Instant::now();
+    let ok = serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
+    println!("validate {ok} {:?}", t.elapsed());
+    let t = Instant::now();
+    let clean = r.raw_line_is_clean(line, &Run::default());
+    println!("clean? {clean} {:?}", t.elapsed());
+    let t = Instant::now();
+    let out = json::redact_tokens(line, false, &mut Counts::new(), &mut |_h: &[u8]| Vec::new());
+    println!("tokens+decode (no spans) {} {:?}", out.is_some(), t.elapsed());
+    let t = Instant::now();
+    let out = r.line_run(line, &mut Counts::new(), &mut Run::default());
+    println!("line_run {} {:?}", out.is_some(), t.elapsed());
+}
+
+#[test]
+#[ignore = "a profile target: one 20 MB build-log line redacted five times (--release --ignored)"]
+fn profile_the_build_log() {
+    let r = Redactor::builtin();
+    let session = one_output_session(&build_log(20 << 20));
+    for _ in 0..5 {
+        let _ = r.redact_jsonl(&session, &mut Counts::new());
+    }
+}

@@ -36,6 +36,7 @@ pub use exact::secret_name;
 pub(crate) use pi_writes::PiWrites;
 pub use tree::{for_feed, redact_tree};
 
+use aho_corasick::AhoCorasick;
 use exact::{exact_worthy, url_password, Exact};
 use learn::learn;
 use markers::{between, marker_spans, merge, replace};
@@ -207,7 +208,7 @@ impl Redactor {
         } else if self.rules.any_triggered(raw) || exact_hit(self.exact.as_ref()) || exact_hit(run.extra) {
             return false;
         }
-        !raw.windows(2).any(|w| w[0] == b'\\' && (w[1] == b'u' || w[1] == b'/'))
+        !hides_a_byte(raw)
     }
 
     /// The secrets in `hay`, merged: sorted, overlapping spans joined (the first one's kind).
@@ -352,6 +353,16 @@ impl Redactor {
             }
             _ => false,
         }
+    }
+}
+
+/// True when a raw JSON line holds an escape that can spell a byte a keyword or value is made of
+/// (`\u`, `\/`): the raw-line fast path can't vouch for it then.
+fn hides_a_byte(raw: &[u8]) -> bool {
+    static ESCAPES: std::sync::OnceLock<Option<AhoCorasick>> = std::sync::OnceLock::new();
+    match ESCAPES.get_or_init(|| AhoCorasick::new([&b"\\u"[..], b"\\/"]).ok()) {
+        Some(ac) => ac.is_match(raw),
+        None => raw.windows(2).any(|w| w[0] == b'\\' && (w[1] == b'u' || w[1] == b'/')),
     }
 }
 

@@ -278,9 +278,12 @@ impl Rules {
                 )),
             }
         }
+        // A DFA: every keyword occurrence of a 20 MB line is reported (overlapping), at a table
+        // lookup a byte (a few hundred keywords: a few MB of table).
         let keywords = match AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&keywords)
         {
             Ok(ac) => Some(ac),

@@ -40,8 +40,8 @@ pub(in crate::palace::feed::redact) fn random_token(s: &[u8]) -> bool {
     let letters_only = !kinds[2] && !kinds[3];
     let long_enough = if letters_only { 20 } else { 12 };
     s.len() >= long_enough
-        && entropy(s) >= min
         && kinds.iter().filter(|k| **k).count() >= 2
+        && entropy(s) >= min
         && (hex || !reads_as_words(s))
 }
 
@@ -61,6 +61,18 @@ const COMMON_BIGRAMS: &str = concat!(
     "xp xt yp ys yt ze ",
 );
 
+/// [`COMMON_BIGRAMS`] as a table (first letter × 26 + second), made at compile time.
+const COMMON: [bool; 26 * 26] = {
+    let text = COMMON_BIGRAMS.as_bytes();
+    let mut table = [false; 26 * 26];
+    let mut i = 0;
+    while i + 1 < text.len() {
+        table[(text[i] - b'a') as usize * 26 + (text[i + 1] - b'a') as usize] = true;
+        i += 3;
+    }
+    table
+};
+
 /// Three in four of the letter pairs of `s` (inside its words: camel case, digits and symbols split them)
 /// are [`COMMON_BIGRAMS`]: names of code (`win32api.RegEnumKey`, `MODEL_NONSTREAMING_TOKENS`),
 /// not random characters (`RlfdKYDHtZdhzyZosqPiuMmxuas299Sr`).
@@ -73,8 +85,8 @@ pub(super) fn reads_as_words(s: &[u8]) -> bool {
             continue;
         }
         pairs += 1;
-        let pair = [a.to_ascii_lowercase(), b.to_ascii_lowercase()];
-        if COMMON_BIGRAMS.as_bytes().chunks(3).any(|c| c[..2] == pair) {
+        let (a, b) = (a.to_ascii_lowercase() - b'a', b.to_ascii_lowercase() - b'a');
+        if COMMON[usize::from(a) * 26 + usize::from(b)] {
             common += 1;
         }
     }
@@ -84,6 +96,15 @@ pub(super) fn reads_as_words(s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pair_table_is_the_list() {
+        let listed = COMMON_BIGRAMS.split_whitespace().count();
+        assert_eq!(COMMON.iter().filter(|x| **x).count(), listed);
+        assert!(
+            COMMON[usize::from(b'q' - b'a') * 26 + usize::from(b'u' - b'a')] && !COMMON[usize::from(b'q' - b'a') * 26]
+        );
+    }
 
     #[test]
     fn entropy_is_shannon() {
