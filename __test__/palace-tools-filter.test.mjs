@@ -47,9 +47,11 @@ describe('MEMPALACE_TOOLS with the real MemPalace', () => {
       'tools: 3 offered to pi of 47 known (MEMPALACE_TOOLS=mempalace_diary_*,mempalace_search,mempalace_nope)',
       'spawns: 1, respawns: 0, calls: 2, timeouts: 0', // the wake-up's mempalace_status and diary_read
       'last error: none',
+      'scope: global · wing: wing_conversations (from MEMPALACE_FEED_WING)',
       'last feed: none recorded',
       'redaction: on (built-in rules); no feed recorded',
       'recall: off (MEMPALACE_RECALL=on recalls drawers for each prompt)',
+      'checkpoints: off (MEMPALACE_CHECKPOINT_TURNS=N writes a diary entry every N user turns)',
       // This fake pi reports no tool exposure: every tool is direct, as on pi 0.74.
       'exposure: direct, 3 of 3 tools direct (MEMPALACE_EXPOSURE=unset, MEMPALACE_DIRECT_TOOLS=none)',
     ]);
