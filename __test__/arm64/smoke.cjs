@@ -157,7 +157,7 @@ async function main() {
       assert.equal(typeof t.execute, 'function', `${t.name}.execute`);
       assert.equal(t.parameters.type, 'object', `${t.name}.parameters`);
     }
-    assert.deepEqual([...handlers.keys()].sort(), ['agent_end', 'agent_settled', 'before_agent_start', 'session_shutdown', 'session_start']);
+    assert.deepEqual([...handlers.keys()].sort(), ['agent_end', 'agent_settled', 'before_agent_start', 'session_before_compact', 'session_shutdown', 'session_start']);
     assert.deepEqual([...commands.keys()], ['mempalace-diary', 'mempalace']);
     const s = native.stats();
     assert.equal(s.stateCreations, 1);
