@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode } from '../__test__/helpers/run-node.mjs';
 import { stdioEnv } from '../__test__/helpers/palace.mjs';
+import { fileDrawers } from './lib/file-drawers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const set = JSON.parse(fs.readFileSync(path.join(here, 'recall/set.json'), 'utf8'));
@@ -34,25 +35,7 @@ const env = (extra) => ({ ...stdioEnv(dir), DOTTY_VOICE_TOOLS: '0', MEMPALACE_FE
 
 log(`filing ${set.drawers.length} drawers into ${WINGS.join(' and ')} (${dir})`);
 const drawers = set.drawers.map((d) => ({ key: d.key, wing: wingOf.get(d.key), room: d.room, text: d.text }));
-const input = path.join(dir, 'drawers.json');
-fs.writeFileSync(input, JSON.stringify(drawers));
-const filed = await runNode(
-  `const drawers = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(input)}, 'utf8'));
-   const ids = {};
-   for (const d of drawers) {
-     const reply = await native.callTool('mempalace_add_drawer', { wing: d.wing, room: d.room, content: d.text, added_by: 'recall-scope-bench' }, null);
-     const text = reply.content?.[0]?.text ?? '';
-     const id = (text.match(/"drawer_id":\\s*"([^"]+)"/) ?? [])[1];
-     if (!id) throw new Error('add_drawer ' + d.key + ': ' + text.slice(0, 300));
-     ids[d.key] = id;
-   }
-   await native.sessionShutdown('quit');
-   return ids;`,
-  env({ MEMPALACE_RECALL: 'off' }),
-  { timeoutMs: 3600_000 },
-);
-if (filed.error) throw new Error(`${filed.error}\n${filed.stderr.slice(-2000)}`);
-const ids = filed.result;
+const ids = await fileDrawers(dir, drawers, env({ MEMPALACE_RECALL: 'off' }), 'recall-scope-bench');
 
 async function pass(scope) {
   const file = path.join(dir, 'prompts.json');

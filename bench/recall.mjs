@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { runNode } from '../__test__/helpers/run-node.mjs';
 import { spawnSync } from 'node:child_process';
 import { mempalaceRoot, stdioEnv } from '../__test__/helpers/palace.mjs';
+import { fileDrawers } from './lib/file-drawers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt; };
@@ -74,24 +75,7 @@ async function palace(size) {
   fs.mkdirSync(dir, { recursive: true });
   const t0 = performance.now();
   log(`building a palace of ${size} drawers in ${dir}`);
-  const input = path.join(dir, 'drawers.json');
-  fs.writeFileSync(input, JSON.stringify(set.drawers));
-  const r = await runNode(
-    `const drawers = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(input)}, 'utf8'));
-     const ids = {};
-     for (const d of drawers) {
-       const reply = await native.callTool('mempalace_add_drawer', { wing: d.wing, room: d.room, content: d.text, added_by: 'recall-bench' }, null);
-       const text = reply.content?.[0]?.text ?? '';
-       const id = (text.match(/"drawer_id":\\s*"([^"]+)"/) ?? [])[1];
-       if (!id) throw new Error('add_drawer ' + d.key + ': ' + text.slice(0, 300));
-       ids[d.key] = id;
-     }
-     await native.sessionShutdown('quit');
-     return ids;`,
-    env(dir, { MEMPALACE_RECALL: 'off' }),
-    { timeoutMs: 3600_000 },
-  );
-  if (r.error) throw new Error(`${r.error}\n${r.stderr.slice(-2000)}`);
+  const ids = await fileDrawers(dir, set.drawers, env(dir, { MEMPALACE_RECALL: 'off' }), 'recall-bench');
   if (extra.length) {
     const e = env(dir, {});
     const fill = spawnSync(path.join(mempalaceRoot, 'venv/bin/python'), [path.join(here, 'recall/fill.py'), 'wing_packages', 'synopses'], {
@@ -103,9 +87,9 @@ async function palace(size) {
     // Its last stdout line is the collection's count (long drawers are filed as several chunks).
     if (fill.status !== 0 || !(Number(fill.stdout.trim().split('\n').at(-1)) >= size)) throw new Error(`fill.py: exit ${fill.status}, ${fill.stdout}`);
   }
-  fs.writeFileSync(done, JSON.stringify(r.result));
+  fs.writeFileSync(done, JSON.stringify(ids));
   log(`built in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  return { dir, ids: r.result };
+  return { dir, ids };
 }
 
 /** Runs every prompt as the first of a resumed session; → [{kind, drawer, ms, lines, bytes}]. */

@@ -107,26 +107,17 @@ fn password_chars() -> String {
 /// Base64 of `n` random bytes (standard alphabet, padded).
 fn base64_of(rng: &mut Rng, n: usize) -> String {
     let bytes: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
-    let t = b64();
-    let t: Vec<char> = t.chars().collect();
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let v =
-            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(t[((v >> (18 - 6 * i)) & 63) as usize]);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64(&bytes)
 }
 
+/// Base64 of `s`'s bytes (standard alphabet, padded).
 fn b64_text(s: &str) -> String {
+    base64(s.as_bytes())
+}
+
+/// Base64 of `bytes` (standard alphabet, padded).
+fn base64(bytes: &[u8]) -> String {
     let t: Vec<char> = b64().chars().collect();
-    let bytes = s.as_bytes();
     let mut out = String::new();
     for c in bytes.chunks(3) {
         let v =

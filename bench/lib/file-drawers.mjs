@@ -1,0 +1,28 @@
+// Files labelled drawers into a palace over MCP through the addon (mempalace_add_drawer), in a child
+// Node with `env`; → {key → drawer id}. Shared by bench/recall.mjs and bench/recall-scope.mjs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { runNode } from '../../__test__/helpers/run-node.mjs';
+
+/** `drawers`: [{key, wing, room, text}], written to `dir`/drawers.json for the child to read. */
+export async function fileDrawers(dir, drawers, env, addedBy) {
+  const input = path.join(dir, 'drawers.json');
+  fs.writeFileSync(input, JSON.stringify(drawers));
+  const r = await runNode(
+    `const drawers = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(input)}, 'utf8'));
+     const ids = {};
+     for (const d of drawers) {
+       const reply = await native.callTool('mempalace_add_drawer', { wing: d.wing, room: d.room, content: d.text, added_by: ${JSON.stringify(addedBy)} }, null);
+       const text = reply.content?.[0]?.text ?? '';
+       const id = (text.match(/"drawer_id":\\s*"([^"]+)"/) ?? [])[1];
+       if (!id) throw new Error('add_drawer ' + d.key + ': ' + text.slice(0, 300));
+       ids[d.key] = id;
+     }
+     await native.sessionShutdown('quit');
+     return ids;`,
+    env,
+    { timeoutMs: 3600_000 },
+  );
+  if (r.error) throw new Error(`${r.error}\n${r.stderr.slice(-2000)}`);
+  return r.result;
+}
