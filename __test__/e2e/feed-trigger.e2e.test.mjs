@@ -12,6 +12,7 @@ import { startMockModel } from './mock-model.mjs';
 import { PI_CLI, startPi, ready, root } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { fixture } from '../helpers/mcp-fixture.mjs';
+import { feedEnded } from './feed-ended.mjs';
 
 const dir = tempDir('dotty-e2e-feed-');
 const runs = path.join(dir, 'exporter-runs.txt');
@@ -34,21 +35,6 @@ function exporterRuns(done, ms = 30_000) {
   });
 }
 
-/**
- * Resolves once the feed that started has ended: `<agentDir>/mempalace-feed/last-outcome.json` names
- * `reason` (written when a feed ends; a file change is the event). A shutdown that lands while a feed
- * runs joins it (the contract), so the test closes pi only after the turn-1 feed is over.
- */
-function feedEnded(agentDir, reason, ms = 30_000) {
-  const file = path.join(agentDir, 'mempalace-feed', 'last-outcome.json');
-  const ended = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')).reason === reason; } catch { return false; } };
-  return new Promise((resolve, reject) => {
-    const watcher = fs.watch(agentDir, { recursive: true }, () => { if (ended()) finish(); });
-    const timer = setTimeout(() => { watcher.close(); reject(new Error(`no ${reason} feed ended within ${ms} ms`)); }, ms);
-    const finish = () => { clearTimeout(timer); watcher.close(); resolve(); };
-    if (ended()) finish();
-  });
-}
 
 let mock, pi;
 beforeAll(async () => {
@@ -75,7 +61,8 @@ describe('the mid-session feed in pi 0.74.0 (no agent_settled)', () => {
     mock.enqueue({ text: 'first answer' });
     expect((await pi.prompt('first turn', { ms: 60_000 })).text).toBe('first answer');
     expect(await exporterRuns((l) => l.length >= 1)).toEqual([feedLine('settled')]);
-    await feedEnded(pi.agentDir, 'settled');
+    // A shutdown that lands while a feed runs joins it (the contract): close pi once the turn-1 feed ended.
+    await feedEnded(pi.agentDir, 'settled', { ms: 30_000, detail: () => pi?.stderr });
 
     mock.enqueue({ text: 'second answer' });
     expect((await pi.prompt('second turn', { ms: 60_000 })).text).toBe('second answer');

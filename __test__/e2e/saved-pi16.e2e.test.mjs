@@ -14,6 +14,7 @@ import { piSuiteHooks } from './suite-hooks.mjs';
 import { startPi, ready, pollUntil } from './pi-rpc.mjs';
 import { tempDir } from '../helpers/brain.mjs';
 import { mempalaceRoot, stdioEnv } from '../helpers/palace.mjs';
+import { feedEnded } from './feed-ended.mjs';
 
 const dir = tempDir('dotty-e2e-saved-');
 const home = path.join(dir, 'pi-home');
@@ -35,19 +36,6 @@ const timings = {};
 let pi;
 const hooks = piSuiteHooks({ dir, project, currentPi: () => pi, report: () => `[saved.e2e timings] ${JSON.stringify(timings)}` });
 
-/** Resolves once `<agentDir>/mempalace-feed/last-outcome.json` names a feed of `reason` that ended (a file change is the event). */
-function feedEnded(agentDir, reason, ms = 60_000) {
-  const file = path.join(agentDir, 'mempalace-feed', 'last-outcome.json');
-  const ended = () => { try { const o = JSON.parse(fs.readFileSync(file, 'utf8')); return o.reason === reason && o; } catch { return false; } };
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  return new Promise((resolve, reject) => {
-    const watcher = fs.watch(path.dirname(file), () => { const o = ended(); if (o) finish(o); });
-    const timer = setTimeout(() => { watcher.close(); reject(new Error(`no ${reason} feed ended within ${ms} ms\n${pi?.stderr}`)); }, ms);
-    const finish = (o) => { clearTimeout(timer); watcher.close(); resolve(o); };
-    const o = ended();
-    if (o) finish(o);
-  });
-}
 
 /** `mempalace search <query> --wing <wing>` on the palace: its drawer lines. */
 function search(query, wing) {
@@ -70,14 +58,14 @@ describe('pi 1.6.0: saved before pi forgets, with the real MemPalace 3.11.0', ()
     await ready(pi, 60_000);
     hooks.mock.enqueue({ text: `Noted: ${FIRST}.` });
     await pi.prompt(`Please remember: ${FIRST}.`);
-    await feedEnded(pi.agentDir, 'settled'); // the first settled feed always counts
+    await feedEnded(pi.agentDir, 'settled', { detail: () => pi?.stderr }); // the first settled feed always counts
     hooks.mock.enqueue({ text: `Noted: ${SECOND}.` });
     await pi.prompt(`Please remember: ${SECOND}.`); // inside the debounce: not fed
 
     const n0 = hooks.mock.requests.length;
     hooks.mock.enqueue({ text: '## Goal\nRemember two phrases.\n## Progress\nBoth noted.' });
     const t0 = performance.now();
-    const ended = feedEnded(pi.agentDir, 'compact');
+    const ended = feedEnded(pi.agentDir, 'compact', { detail: () => pi?.stderr });
     const res = await pi.send({ type: 'compact' }, 60_000);
     expect(res.success, JSON.stringify(res)).toBe(true);
     timings.compactResponseMs = Math.round(performance.now() - t0);
