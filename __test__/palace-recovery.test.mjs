@@ -83,19 +83,27 @@ describe('the respawn budget', () => {
   });
 });
 
+/**
+ * A real `mempalace serve` over HTTP with a token, and the command that starts it again on the same
+ * port (the OS chose it for the first start), the same palace and token, writing its PID to
+ * `pidFile`; both processes are killed at cleanup.
+ */
+function restartableServer(name) {
+  const dir = tempDir(`dotty-palace-${name}-`);
+  const token = `${name}-token-` + name[0].repeat(16);
+  const srv = startHttp(dir, token);
+  const pidFile = path.join(dir, 'restarted.pid');
+  cleanup.push(async () => {
+    for (const pid of [srv.pid, Number(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8'))]) {
+      try { if (pid) process.kill(pid, 'SIGKILL'); } catch {}
+    }
+  });
+  return { dir, token, srv, pidFile, restart: httpCommand(dir, token, new URL(srv.url).port) };
+}
+
 describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
   it('picks up the real `mempalace serve` over HTTP again after its owner killed it and started it on the same port: no reconnect', async () => {
-    const dir = tempDir('dotty-palace-restart-');
-    const token = 'restart-token-' + 'r'.repeat(16);
-    const srv = startHttp(dir, token);
-    const pidFile = path.join(dir, 'restarted.pid');
-    cleanup.push(async () => {
-      for (const pid of [srv.pid, Number(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8'))]) {
-        try { if (pid) process.kill(pid, 'SIGKILL'); } catch {}
-      }
-    });
-    // The same port (the OS chose it for the first start), the same palace, the same token.
-    const restart = httpCommand(dir, token, new URL(srv.url).port);
+    const { dir, token, srv, pidFile, restart } = restartableServer('restart');
     const status = `(await native.palaceCommand('status')).split('\\n')[0]`;
     const r = await runNode(
       `const { execFileSync } = require('node:child_process');
@@ -147,16 +155,7 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
   });
 
   it('is back at once when the real `mempalace serve` over HTTP answers /healthz again: a call made while down probes it (one per 2 s), long before the slow schedule', async () => {
-    const dir = tempDir('dotty-palace-back-');
-    const token = 'back-token-' + 'b'.repeat(16);
-    const srv = startHttp(dir, token);
-    const pidFile = path.join(dir, 'restarted.pid');
-    cleanup.push(async () => {
-      for (const pid of [srv.pid, Number(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8'))]) {
-        try { if (pid) process.kill(pid, 'SIGKILL'); } catch {}
-      }
-    });
-    const restart = httpCommand(dir, token, new URL(srv.url).port);
+    const { dir, token, srv, pidFile, restart } = restartableServer('back');
     const r = await runNode(
       `const { execFileSync } = require('node:child_process');
        await native.palaceTools();
