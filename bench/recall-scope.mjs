@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode } from '../__test__/helpers/run-node.mjs';
 import { stdioEnv } from '../__test__/helpers/palace.mjs';
-import { fileDrawers } from './lib/file-drawers.mjs';
+import { fileDrawers, RUN_PROMPT } from './lib/recall-child.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const set = JSON.parse(fs.readFileSync(path.join(here, 'recall/set.json'), 'utf8'));
@@ -42,14 +42,7 @@ async function pass(scope) {
   fs.writeFileSync(file, JSON.stringify(prompts.map((p) => ({ ...p, cwd: folder[p.wing] }))));
   const r = await runNode(
     `const prompts = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8'));
-     const run = async (prompt) => {
-       const messages = [];
-       for (const h of handlers.get('before_agent_start') ?? []) {
-         const r = await h({ type: 'before_agent_start', prompt, systemPrompt: '' }, {});
-         if (r?.message) messages.push(r.message);
-       }
-       return messages.find((m) => m.customType === 'mempalace-recall');
-     };
+     ${RUN_PROMPT}
      await native.palaceTools();
      const out = [];
      for (const p of prompts) {

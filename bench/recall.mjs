@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { runNode } from '../__test__/helpers/run-node.mjs';
 import { spawnSync } from 'node:child_process';
 import { mempalaceRoot, stdioEnv } from '../__test__/helpers/palace.mjs';
-import { fileDrawers } from './lib/file-drawers.mjs';
+import { fileDrawers, RUN_PROMPT } from './lib/recall-child.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt; };
@@ -45,15 +45,7 @@ const pc = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : '–');
 
 // The child's common part: pi's runner for before_agent_start (in order, one message each) and the
 // recall message's lines ("- <drawer id> (<wing>/<room>, <score>): <text>").
-const prelude = `
-  const run = async (prompt) => {
-    const messages = [];
-    for (const h of handlers.get('before_agent_start') ?? []) {
-      const r = await h({ type: 'before_agent_start', prompt, systemPrompt: '' }, {});
-      if (r?.message) messages.push(r.message);
-    }
-    return messages.find((m) => m.customType === 'mempalace-recall');
-  };
+const prelude = `${RUN_PROMPT}
   const lines = (m) => (m ? m.content.split('\\n').slice(1).map((l) => {
     const x = l.match(/^- (\\S+) \\([^)]*, ([0-9.]+)\\): /);
     return x && { id: x[1], score: Number(x[2]) };

@@ -178,14 +178,20 @@ fn line_of(hay: &[u8], start: usize, end: usize) -> &[u8] {
     &hay[s..e]
 }
 
+#[cfg(test)]
 thread_local! {
     /// Bytes handed to a regex or the keyword automaton on this thread: the work a redaction
-    /// does, counted so that a test can show it grows linearly with the input.
+    /// does, counted so that a test can show it grows linearly with the input (tests only).
     static SCANNED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+/// Counts `n` bytes scanned (a test build's measure; nothing in the addon).
+#[inline]
 fn scanned(n: usize) {
+    #[cfg(test)]
     SCANNED.with(|c| c.set(c.get() + n as u64));
+    #[cfg(not(test))]
+    let _ = n;
 }
 
 /// Bytes handed to a regex on this thread so far.
@@ -308,8 +314,12 @@ impl Rules {
         if let Some(ac) = &self.keywords {
             // Each rule's window so far, grown while its keywords keep overlapping it: a keyword
             // every few bytes (a short one in base64) costs a comparison, not a window each.
-            let mut open: Vec<Option<(usize, usize)>> = vec![None; self.rules.len()];
+            // Made at the first keyword: most strings of a line hold none.
+            let mut open: Vec<Option<(usize, usize)>> = Vec::new();
             for m in ac.find_overlapping_iter(hay) {
+                if open.is_empty() {
+                    open.resize(self.rules.len(), None);
+                }
                 for &r in &self.keyword_rules[m.pattern().as_usize()] {
                     let reach = self.rules[r].reach;
                     let (s, e) = (m.start().saturating_sub(reach), (m.end() + reach).min(hay.len()));

@@ -1,5 +1,5 @@
-// Files labelled drawers into a palace over MCP through the addon (mempalace_add_drawer), in a child
-// Node with `env`; → {key → drawer id}. Shared by bench/recall.mjs and bench/recall-scope.mjs.
+// The recall benchmarks' child Node (bench/recall.mjs, bench/recall-scope.mjs): the labelled drawers
+// filed into a palace through the addon, and pi's runner of before_agent_start for a prompt.
 import fs from 'node:fs';
 import path from 'node:path';
 import { runNode } from '../../__test__/helpers/run-node.mjs';
@@ -26,3 +26,16 @@ export async function fileDrawers(dir, drawers, env, addedBy) {
   if (r.error) throw new Error(`${r.error}\n${r.stderr.slice(-2000)}`);
   return r.result;
 }
+
+/** Child code: `run(prompt)` runs before_agent_start's handlers in order, as pi does, and resolves
+ *  with the recall message (customType `mempalace-recall`), if any. */
+export const RUN_PROMPT = `
+  const run = async (prompt) => {
+    const messages = [];
+    for (const h of handlers.get('before_agent_start') ?? []) {
+      const r = await h({ type: 'before_agent_start', prompt, systemPrompt: '' }, {});
+      if (r?.message) messages.push(r.message);
+    }
+    return messages.find((m) => m.customType === 'mempalace-recall');
+  };
+`;
