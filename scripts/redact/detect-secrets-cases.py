@@ -54,6 +54,15 @@ for fname in sorted(os.listdir(plugins)):
         print(f"skip {fname}: {e}", file=sys.stderr)
         continue
     seen = set()
+    # A line that is a template (`'"{secret}"'`) is formatted with the module's own secrets, the
+    # values of a `secret` argument of another parametrize (high_entropy_strings' class-level one).
+    module_secrets = [
+        v[names.index("secret")]
+        for names, values in recorded
+        if "secret" in names
+        for v in values
+        if isinstance(v, (tuple, list)) and isinstance(v[names.index("secret")], str)
+    ]
     for names, values in recorded:
         li = next((names.index(n) for n in ("line", "payload", "token") if n in names), 0)
         si = next((names.index(n) for n in ("expected_secret", "secret") if n in names), None)
@@ -73,6 +82,10 @@ for fname in sorted(os.listdir(plugins)):
             if not flagged or (fname, line) in seen:
                 continue
             seen.add((fname, line))
+            if "{secret}" in line and secret is None:
+                for s in module_secrets:
+                    cases.append({"plugin": fname[:-8], "line": line.replace("{secret}", s), "secret": s})
+                continue
             cases.append({"plugin": fname[:-8], "line": line, "secret": secret if isinstance(secret, str) else None})
 
 json.dump(

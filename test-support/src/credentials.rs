@@ -14,6 +14,9 @@ use serde_json::{json, Value};
 pub const TUNING: u64 = 0x7475_6e69_6e67;
 /// The seed of the set a change is judged on.
 pub const HELD_OUT: u64 = 0x0068_656c_646f_7574;
+/// A second held-out seed, added after the first had been read while tuning (issue 33's third
+/// pass): no rule change has been looked at against it.
+pub const FRESH: u64 = 0x0066_7265_7368_2133;
 
 /// Where a secret is in the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -11,14 +11,18 @@
 
 mod code;
 mod gitleaks;
+mod keyword;
 mod ours;
+mod plugins;
 mod random;
 
 pub(super) use code::wordy;
 pub(super) use random::{entropy, random_token};
 
 use gitleaks::vendored;
+use keyword::keyword;
 use ours::ours;
+use plugins::plugins;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
@@ -218,6 +222,10 @@ pub(super) struct Rules {
     keyword_rules: Vec<Vec<usize>>,
     /// Rules that run on every string (the user's patterns).
     always: Vec<usize>,
+    /// Rules gated by their own regex, not by keywords (formats that begin with two letters prose
+    /// is full of): they run on a string their combined regex matches.
+    bare: Vec<usize>,
+    bare_any: Option<Regex>,
 }
 
 impl Rules {
@@ -256,10 +264,21 @@ impl Rules {
             }
             (r, w)
         });
-        for (rule, words) in vendored.into_iter().chain(ours) {
-            gate(rules.len(), &words, &mut keywords);
+        let mut bare = Vec::new();
+        for (rule, words) in vendored.into_iter().chain(ours).chain(keyword()).chain(plugins()) {
+            if words.is_empty() {
+                bare.push(rules.len());
+            } else {
+                gate(rules.len(), &words, &mut keywords);
+            }
             rules.push(rule);
         }
+        // One regex for the bare rules' gate (their alternation): a string it doesn't match holds
+        // none of their tokens. Their alphabets have nothing a JSON writer escapes, so the raw
+        // line is enough to tell (the fast path).
+        let bare_any = (!bare.is_empty())
+            .then(|| compile(&bare.iter().map(|r: &usize| format!("(?:{})", rules[*r].regex.as_str())).collect::<Vec<_>>().join("|")))
+            .and_then(Result::ok);
         let mut always = Vec::new();
         for (pattern, line) in user {
             match compile(pattern) {
@@ -299,7 +318,7 @@ impl Rules {
                 None
             }
         };
-        (Rules { rules, keywords, keyword_rules, always }, warnings)
+        (Rules { rules, keywords, keyword_rules, always, bare, bare_any }, warnings)
     }
 
     /// Where to run which rule in `hay`: (rule, start, end), sorted and, per rule, disjoint. A
@@ -311,6 +330,9 @@ impl Rules {
         scanned(hay.len());
         out.clear();
         out.extend(self.always.iter().map(|r| (*r, 0, hay.len())));
+        if self.bare_hit(hay) {
+            out.extend(self.bare.iter().map(|r| (*r, 0, hay.len())));
+        }
         if let Some(ac) = &self.keywords {
             // Each rule's window so far, grown while its keywords keep overlapping it: a keyword
             // every few bytes (a short one in base64) costs a comparison, not a window each.
@@ -366,7 +388,15 @@ impl Rules {
     /// True when a keyword of a gated rule is in `hay` or an ungated rule exists.
     pub(super) fn any_triggered(&self, hay: &[u8]) -> bool {
         scanned(hay.len());
-        !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay))
+        !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay)) || self.bare_hit(hay)
+    }
+
+    /// True when a bare rule's token may be in `hay` (its gate regex matches).
+    fn bare_hit(&self, hay: &[u8]) -> bool {
+        self.bare_any.as_ref().is_some_and(|re| {
+            scanned(hay.len());
+            re.is_match(hay)
+        })
     }
 
     /// How many keywords there are (a test).

@@ -44,7 +44,7 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
         ),
         // curl -u user:password, wget --user=u --password=p is the assignment rule's.
         (
-            rule("curl-user-password", r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,64}:([^\s'"]{1,256})"#, Some(assigned_secret), 2),
+            rule("curl-user-password", r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,64}:([^\s'"]{1,256})"#, Some(user_password), 2),
             words(&["-u", "--user"]),
         ),
         // token: <value>, X-API-Key: <value>, STRIPE_API_KEY=<value>: a random value of a key that
@@ -95,7 +95,7 @@ pub(super) fn not_placeholder(s: &[u8]) -> bool {
         // `<token>`, `<unset>`, `<your-token>`; `{{ var }}`, `{VAR}`; `%VAR%`, `%s`.
         b'<' => s.contains(&b'>'),
         b'{' => s.contains(&b'}'),
-        b'%' => count(b'%') >= 2 || s.len() <= 3,
+        b'%' => percent_slot(s),
         // `***`, `*****abc`: mostly stars.
         b'*' => count(b'*') * 2 >= s.len(),
         _ => false,
@@ -133,6 +133,15 @@ pub(super) fn not_placeholder(s: &[u8]) -> bool {
     distinct > 2
 }
 
+/// A slot of a template that begins with `%`: `%VAR%` (Windows), `%s`, `%(name)s`; not a random
+/// value that happens to start with `%` and hold another (`%ng2N~U~L=/6A%oBhkp`).
+fn percent_slot(s: &[u8]) -> bool {
+    let name = |t: &[u8]| !t.is_empty() && t.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    s.len() <= 3
+        || s[1..].iter().position(|b| *b == b'%').is_some_and(|i| name(&s[1..1 + i]))
+        || (s.starts_with(b"%(") && s.iter().position(|b| *b == b')').is_some_and(|i| name(&s[2..i])))
+}
+
 /// A URL's password: not a placeholder, and not one the text says is missing.
 pub(super) fn url_secret(s: &[u8], _before: &[u8], _after: &[u8]) -> bool {
     not_placeholder(s)
@@ -168,6 +177,14 @@ pub(super) fn is_reference(s: &[u8]) -> bool {
 /// A value of a key that names a credential (`token:`, `X-API-Key:`): random characters that are
 /// not a placeholder, a reference or code.
 pub(super) fn random_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    // An environment variable's key is made by a machine: long, of two kinds of characters at
+    // least, and not words (`STRIPE_API_KEY=kHIM9LlriWaV9Eyc8oggCc7L4hRhrett`).
+    if env_name(before) && s.len() >= 16 && env_value(s) && !is_call_or_member(s, after) && !is_digest(s, before) && !is_version(s) {
+        let kinds = [s.iter().any(u8::is_ascii_lowercase), s.iter().any(u8::is_ascii_uppercase), s.iter().any(u8::is_ascii_digit)];
+        if kinds.iter().filter(|k| **k).count() >= 2 && super::random::entropy(s) >= 3.0 {
+            return true;
+        }
+    }
     not_placeholder(s)
         && !is_reference(s)
         && random_token(s)
@@ -175,6 +192,63 @@ pub(super) fn random_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
         && !is_file_name(s)
         && !is_version(s)
         && !(after.first() == Some(&b'(') || before.ends_with(b"->") || before.ends_with(b"::"))
+}
+
+/// `-u user:password`: a secret unless a placeholder or a reference, or a `user:group` pair of
+/// another command's `-u` (`docker run -u node:node`, `-u 1000:1000`, `-u app:staff`).
+pub(super) fn user_password(s: &[u8], before: &[u8], _after: &[u8]) -> bool {
+    let user = before.strip_suffix(b":").unwrap_or(before);
+    let user = &user[user.iter().rposition(|b| b.is_ascii_whitespace() || b"'\"=".contains(b)).map_or(0, |i| i + 1)..];
+    let group = s.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_')) && s.len() <= 16;
+    not_placeholder(s) && !is_reference(s) && s != user && !(group && !random_token(s))
+}
+
+/// An environment variable's name (`POSTGRES_PASSWORD`, `STRIPE_API_KEY`): capitals, digits and
+/// `_`, right before the assignment. Code seldom assigns a name of code to one, so its value is
+/// judged as a value, not as an identifier (`MYSQL_ROOT_PASSWORD: MSsosq6WDoRkzsll`).
+fn env_name(before: &[u8]) -> bool {
+    let b = before.trim_ascii_end();
+    let b = b.strip_suffix(b":=").or_else(|| b.strip_suffix(b"=")).or_else(|| b.strip_suffix(b":")).unwrap_or(b);
+    let b = b.trim_ascii_end();
+    let b = b.strip_suffix(b"\"").or_else(|| b.strip_suffix(b"'")).unwrap_or(b);
+    let start = b.iter().rposition(|c| !(c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')).map_or(0, |i| i + 1);
+    let name = &b[start..];
+    // Where an environment is set: a line of its own (`.env`, Compose's `- NAME=`, YAML's
+    // `NAME: value`), `export`, Dockerfile's `ENV`, `docker run -e`, `env`; not a constant of code
+    // (`pub const NAME: Type = …`, `const NAME = …`).
+    let line = &b[..start];
+    let line = &line[line.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1)..];
+    let line = line.trim_ascii();
+    let line = line.strip_suffix(b"\"").or_else(|| line.strip_suffix(b"'")).unwrap_or(line).trim_ascii_end();
+    let last = &line[line.iter().rposition(|c| c.is_ascii_whitespace()).map_or(0, |i| i + 1)..];
+    let setting = line.is_empty() || [&b"-"[..], b"export", b"ENV", b"-e", b"--env", b"env", b"set", b"--build-arg", b"ARG"].contains(&last);
+    setting && name.len() >= 4 && name[0].is_ascii_uppercase() && !name.ends_with(b"_FILE") && !name.ends_with(b"_PATH")
+}
+
+/// Code that an upper-case name is given in a source file: a call (`getpass.getpass(`) or a
+/// member chain of identifiers (`token.ERRORTOKEN`, `exports.CONNECTION_TOKEN_CHARS`).
+fn is_call_or_member(s: &[u8], after: &[u8]) -> bool {
+    let ident = |p: &[u8]| p.first().is_some_and(|f| f.is_ascii_alphabetic() || *f == b'_') && p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    after.first() == Some(&b'(') || (s.contains(&b'.') && s.split(|b| *b == b'.').all(ident))
+}
+
+/// A value given to an environment variable that names a secret: anything but a placeholder, a
+/// reference, a word of the list, a number, a path or another variable's name.
+fn env_value(s: &[u8]) -> bool {
+    let constant = s.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+    let path = (s.starts_with(b"/") || s.starts_with(b"~/") || s.starts_with(b"./"))
+        && s.iter().all(|b| b.is_ascii_alphanumeric() || b"/._-~".contains(b) && (*b != b'~' || s.starts_with(b"~/")))
+        && wordy(s);
+    let lower = s.to_ascii_lowercase();
+    let word = ["true", "false", "null", "none", "required", "optional", "changeme"].iter().any(|w| lower == w.as_bytes());
+    s.len() >= 8
+        && not_placeholder(s)
+        && !is_reference(s)
+        && !constant
+        && !path
+        && !word
+        && !s.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+        && !lower.starts_with(b"[redacted")
 }
 
 /// The value of a `password=` assignment is a secret, unless it is code or a placeholder: an
@@ -185,6 +259,9 @@ pub(super) fn random_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
 pub(super) fn assigned_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
     if !not_placeholder(s) || is_reference(s) {
         return false;
+    }
+    if env_name(before) {
+        return env_value(s) && !is_call_or_member(s, after);
     }
     // A path (`/etc/x`, `~/.pgpass`, `./secrets/db`), unless what follows the slash is no words.
     if (s.starts_with(b"/") || s.starts_with(b"~") || s.starts_with(b"./")) && (wordy(s) || !random_token(s)) {
@@ -235,6 +312,31 @@ mod tests {
         }
         for s in ["hunter2hunter2", "Xy7!pQ9#", "s3cr3t-v4lue"] {
             assert!(assigned_secret(s.as_bytes(), b"", b""), "{s}");
+        }
+        // Given to an environment variable, a value is judged as a value, not as a name of code.
+        for s in ["MSsosq6WDoRkzsll", "cV_FydibQSdFMwBCFa", "_c58IARY+zHrp1sQ", "/kvnYVBVdp~oau4.BTK_cei"] {
+            assert!(!assigned_secret(s.as_bytes(), b"x.password = ", b"") || s.starts_with('_'), "{s} as code");
+            assert!(assigned_secret(s.as_bytes(), b"  - POSTGRES_PASSWORD=", b""), "{s}");
+            assert!(assigned_secret(s.as_bytes(), b"MYSQL_ROOT_PASSWORD: ", b""), "{s}");
+        }
+        for s in ["${POSTGRES_PASSWORD}", "/run/secrets/db/password", "DB_PASSWORD", "changeme", "12345678"] {
+            assert!(!assigned_secret(s.as_bytes(), b"POSTGRES_PASSWORD=", b""), "{s}");
+        }
+        assert!(random_secret(b"kHIM9LlriWaV9Eyc8oggCc7L4hRhrett", b"STRIPE_API_KEY=", b""));
+        // curl's user:password, not another command's user:group.
+        assert!(assigned_secret(b"/bRNiK/zR3YCQXuLwzuQ214", b"POSTGRES_PASSWORD=", b""));
+        assert!(assigned_secret(b"%ng2N~U~L=/6A%oBhkp", b"DB_PASSWORD=", b""));
+        assert!(user_password(b"%dT/.PYBeHr5ab%y!3rER!xBmCc7", b"curl -sS -u admin:", b""));
+        for s in ["%DB_PASSWORD%", "%s", "%(password)s"] {
+            assert!(!not_placeholder(s.as_bytes()), "{s}");
+        }
+        assert!(!assigned_secret(b"_bindgen_ty_3", b"pub const DEVCONF_STABLE_SECRET: ", b""));
+        assert!(!assigned_secret(b"getpass.getpass", b"    PASSWD = ", b"(\"IMAP password"));
+        assert!(!random_secret(b"exports.CONNECTION_TOKEN_CHARS", b"    CONNECTION_TOKEN_CHARS: ", b","));
+        assert!(assigned_secret(b"Zq8Lw3Xv7Rt2", b"docker run -e DB_PASSWORD=", b""));
+        assert!(user_password(b"Drky9NGzIour+NiUA3I1l", b"curl -sS -u admin:", b""));
+        for (s, before) in [("node", "docker run -u node:"), ("1000", "-u 1000:"), ("staff", "-u app:")] {
+            assert!(!user_password(s.as_bytes(), before.as_bytes(), b""), "{s}");
         }
         // A URL's placeholder password is not one; a real-looking one is.
         assert!(!not_placeholder(b"password") && !not_placeholder(b"Secret") && not_placeholder(b"p%40ss-9"));

@@ -42,7 +42,7 @@ pub(in crate::palace::feed::redact) fn random_token(s: &[u8]) -> bool {
     s.len() >= long_enough
         && kinds.iter().filter(|k| **k).count() >= 2
         && entropy(s) >= min
-        && (hex || !reads_as_words(s))
+        && (hex || !(reads_as_words(s) && super::code::wordy(s)))
 }
 
 /// The letter pairs of words of code and prose: those that make 97 % of the pairs in the words of

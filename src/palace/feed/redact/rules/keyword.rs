@@ -1,0 +1,282 @@
+//! A value given to a name that says it is secret, as detect-secrets' keyword plugin finds it
+//! (Yelp/detect-secrets, Apache-2.0): quoted after the name (`password = "…"`, `api_key: '…'`,
+//! `secret := \`…\``, `char secrete[25] = "…";`, `password => "…"`, `setPassword("…")`), compared
+//! with it (`if ("…" == password)`), or unquoted but made of symbols no name or code is made of
+//! (`db_pass = m{{h}o)p${e]nob(ody…`). The `password=` rule of `ours` takes unquoted values of
+//! a credential's alphabet; these take what a person types between quotes, spaces included.
+
+use super::code::{is_code, is_version, wordy};
+use super::gitleaks::global_allow;
+use super::ours::{is_reference, not_placeholder};
+use super::{compile, reach, Check, Rule};
+use std::sync::Arc;
+
+/// detect-secrets' denylist of names: a name that holds one of these says its value is secret.
+const NAMES: &str = r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contrase(?:\xC3\xB1|n)a)";
+
+/// The keyword rules, with their keywords.
+pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
+    let name = format!(r"[a-z0-9_.-]{{0,40}}{NAMES}[a-z0-9_]{{0,40}}");
+    let quoted = r#"(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|`([^`\n]{1,200})`)"#;
+    // The assignment is required: without it a name's own closing quote would open a "value"
+    // (`privateKey` is not a [`KeyObject`]); a value after spaces alone ends a statement (`;`).
+    let after = format!(
+        r#"(?i)\b{name}["'`\]]{{0,2}}[ \t]*(?:\[[0-9]*\])?[ \t]*(?:===?|!==?|:=|=>|=|:|\.assign\()[ \t]*@?{quoted}"#
+    );
+    let spaced = format!(r#"(?i)\b{name}[ \t]+{quoted}[ \t]*;"#);
+    let before = format!(r#"(?i){quoted}[ \t]*[!=]={{1,2}}[ \t]*[a-z0-9_.]{{0,40}}{NAMES}"#);
+    let soup = format!(r#"(?i)\b{name}["'\]]{{0,2}}[ \t]*(?::=|=>|=|:)[ \t]*([^\s"'`]{{5,199}}[^\s"'`,;])"#);
+    let rule = |pattern: &str, check: Check| {
+        compile(pattern).ok().map(|regex| Rule {
+            kind: Arc::from("password-assignment"),
+            regex,
+            secret_group: None,
+            entropy: None,
+            allow: global_allow(),
+            check: Some(check),
+            priority: 2,
+            whole: false,
+            twin_word: None,
+            reach: reach(pattern),
+        })
+    };
+    let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
+    [rule(&after, quoted_secret), rule(&spaced, quoted_secret), rule(&before, compared_secret), rule(&soup, soup_secret)]
+        .into_iter()
+        .flatten()
+        .map(|r| (r, words.clone()))
+        .collect()
+}
+
+/// The name a value is given to: the identifier before the assignment and its quotes.
+fn name_of(before: &[u8]) -> Vec<u8> {
+    let end = before.iter().rposition(|b| b.is_ascii_alphanumeric() || *b == b'_').map_or(0, |i| i + 1);
+    let start = before[..end].iter().rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))).map_or(0, |i| i + 1);
+    // camelCase is words too (`usernamePasswordInOptions`): a `_` at each hump, then lowercase.
+    let mut name = Vec::new();
+    for (i, b) in before[start..end].iter().enumerate() {
+        if i > 0 && b.is_ascii_uppercase() && before[start + i - 1].is_ascii_lowercase() {
+            name.push(b'_');
+        }
+        name.push(b.to_ascii_lowercase());
+    }
+    name
+}
+
+/// Names that hold a secret's word but name something about it, not it (`password_hint`,
+/// `secret_name`, `api_key_header`).
+fn names_about_it(name: &[u8]) -> bool {
+    const ABOUT: &[&[u8]] = &[
+        b"hint", b"label", b"placeholder", b"prompt", b"text", b"message", b"msg", b"title", b"help", b"description", b"desc",
+        b"error", b"field", b"name", b"id", b"file", b"path", b"env", b"var", b"length", b"len", b"policy", b"type", b"format",
+        b"url", b"ref", b"arn", b"version", b"header", b"param", b"input", b"confirm", b"question", b"reset", b"forgot", b"old",
+        b"options", b"option", b"opts", b"config", b"settings", b"algorithm", b"alg", b"kind", b"mode", b"size", b"bits",
+        b"method", b"scheme", b"source", b"provider", b"store", b"encoding", b"prefix", b"suffix", b"schema",
+    ];
+    name.split(|b| matches!(b, b'_' | b'.' | b'-')).any(|part| ABOUT.contains(&part))
+}
+
+/// A key's value is made by a machine: one lowercase word or slug that reads as words
+/// (`apiKey: "gitlab-duo"`, a provider's name) is a label. A password may be words.
+fn a_label_for_a_key(name: &[u8], s: &[u8]) -> bool {
+    let key = name.windows(3).any(|w| w == b"key") && !name.windows(4).any(|w| w == b"pass" || w == b"secr");
+    key && s.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')) && wordy(s)
+}
+
+/// Words that a quoted value of a secret's name is when it is not one: a type, a flag, a state.
+fn a_type_or_flag(s: &[u8]) -> bool {
+    const WORDS: &[&str] = &[
+        "string", "str", "text", "bool", "boolean", "number", "int", "integer", "float", "object", "any", "array", "list",
+        "dict", "map", "bytes", "true", "false", "yes", "no", "on", "off", "required", "optional", "hidden", "visible",
+        "default", "blank", "n/a", "tbd", "todo", "secret", "password", "function", "undefined", "symbol", "bigint",
+        "value", "data",
+    ];
+    WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes()))
+}
+
+/// What names the secret in it (`"Forgot your password?"`, `"Your API key"`): a label, not a value.
+fn names_a_secret(s: &[u8]) -> bool {
+    let lower = s.to_ascii_lowercase();
+    ["pass", "secret", "key", "pwd", "token", "contrase"].iter().any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
+}
+
+fn value_is_secret(s: &[u8]) -> bool {
+    let trimmed = s.trim_ascii();
+    // A constant's name (`"STRING_VALUE"`), a marker of a redaction, an ellipsis (`"sk-..."`), a
+    // command that fetches it (`"!op read …"`).
+    let constant = trimmed.contains(&b'_') && trimmed.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+    let elided = trimmed.ends_with(b"...") || trimmed.ends_with("\u{2026}".as_bytes());
+    !trimmed.is_empty()
+        && not_placeholder(trimmed)
+        && !is_reference(trimmed)
+        && !a_type_or_flag(trimmed)
+        && !is_version(trimmed)
+        && ![&b" = "[..], b" == ", b" != ", b" || ", b" && "].iter().any(|op| trimmed.windows(op.len()).any(|w| w == *op))
+        && !names_a_secret(trimmed)
+        && !constant
+        && !elided
+        && !trimmed.starts_with(b"!")
+        && !trimmed.to_ascii_lowercase().starts_with(b"[redacted")
+        && !(trimmed.contains(&b'%') && trimmed.windows(2).any(|w| w[0] == b'%' && b"sdif(".contains(&w[1])))
+        && !((trimmed.starts_with(b"/") || trimmed.starts_with(b"~") || trimmed.starts_with(b"./")) && wordy(trimmed))
+}
+
+/// A quoted value after a secret's name.
+fn quoted_secret(s: &[u8], before: &[u8], _after: &[u8]) -> bool {
+    let name = name_of(before);
+    value_is_secret(s) && !names_about_it(&name) && !a_label_for_a_key(&name, s.trim_ascii())
+}
+
+/// A quoted value compared with a secret's name.
+fn compared_secret(s: &[u8], _before: &[u8], _after: &[u8]) -> bool {
+    value_is_secret(s)
+}
+
+/// An unquoted value of symbols: three kinds of bracket, sign or punctuation that no name, number,
+/// path or call is made of together, brackets that don't pair up as code's do, and not code.
+fn soup_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    let signs = |set: &[u8]| s.iter().any(|b| set.contains(b));
+    let kinds = [
+        signs(b"{}"),
+        signs(b"()"),
+        signs(b"[]"),
+        signs(b"<>"),
+        signs(b"$#@!^*?"),
+        signs(b",.:;"),
+        s.iter().any(|b| *b >= 0x80),
+    ];
+    let symbols = kinds.iter().filter(|k| **k).count();
+    // Code opens before it closes (`Zeroizing::new([0u8`, `f(a)[0]`) and calls by name at its
+    // start (`Type.Optional(`, `readEnv(`) or reads a member (`credential.access`); a typed
+    // password closes what it never opened.
+    let call = s.iter().position(|b| *b == b'(').is_some_and(|i| i > 0 && s[..i].iter().all(|b| b.is_ascii_alphanumeric() || b"_.:$".contains(b)));
+    let member = s.windows(3).any(|w| w[0].is_ascii_alphabetic() && w[1] == b'.' && (w[2].is_ascii_alphabetic() || w[2] == b'_'));
+    symbols >= 3
+        && !member
+        && (misclosed(s) || !s.iter().any(|b| b"()[]{}<>".contains(b)))
+        && !call
+        && !s.windows(2).any(|w| w == b"::")
+        && value_is_secret(s)
+        && !names_about_it(&name_of(before))
+        && !is_code(s, before, after)
+        && !matches!(s[0], b'[' | b'(' | b'{' | b'&' | b'*')
+}
+
+/// True when `s` closes a bracket it never opened, or closes one with another's closer.
+fn misclosed(s: &[u8]) -> bool {
+    let mut stack = Vec::new();
+    for b in s {
+        match b {
+            b'(' | b'[' | b'{' | b'<' => stack.push(*b),
+            b')' | b']' | b'}' | b'>' => {
+                let open = match b {
+                    b')' => b'(',
+                    b']' => b'[',
+                    b'}' => b'{',
+                    _ => b'<',
+                };
+                if stack.pop() != Some(open) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finds(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (r, _) in keyword() {
+            let mut hits = Vec::new();
+            r.find(line.as_bytes(), &mut hits);
+            out.extend(hits.iter().map(|h| line[h.start..h.end].to_string()));
+        }
+        out
+    }
+
+    #[test]
+    fn quoted_compared_and_symbol_values_are_found() {
+        assert_eq!(keyword().len(), 4);
+        let soup = "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}";
+        for (line, secret) in [
+            ("password = \"value with quotes and spaces\"", "value with quotes and spaces"),
+            ("api_key: 'hunter and friends'", "hunter and friends"),
+            (&format!("if (db_pass !== \"{soup}\") {{"), soup),
+            (&format!("if (\"{soup}\" === my_private_key) {{"), soup),
+            (&format!("char secrete[25] = \"{soup}\";"), soup),
+            (&format!("password = @\"{soup}\";"), soup),
+            (&format!("db_pass := {soup},"), soup),
+            (&format!("secret: {soup}'"), soup),
+            ("secrete = \"A,.:-\u{a8}@*\u{bf}?!\"", "A,.:-\u{a8}@*\u{bf}?!"),
+            ("secrete := A,.:-\u{a8}@*\u{bf}?!", "A,.:-\u{a8}@*\u{bf}?!"),
+        ] {
+            assert!(finds(line).iter().any(|f| f == secret), "{line}: {:?}", finds(line));
+        }
+    }
+
+    #[test]
+    fn labels_types_and_code_are_not_secrets() {
+        for line in [
+            "\"password\": \"Password\"",
+            "\"forgot_password\": \"Forgot your password?\"",
+            "\"password_hint\": \"Use the dog's name\"",
+            "api_key: \"Your API key\"",
+            "password: \"string\"",
+            "secret = \"${SECRET}\"",
+            "password = \"%s\" % pw",
+            "private_key = \"~/.ssh/id_rsa\"",
+            "password = \"\"",
+            "kwargs.get(\"password\", \"default\")",
+            "secret: Option<Vec<u8>>,",
+            "password = getPassword(user, [a], {b})",
+            "secret_name = \"db-credentials\"",
+            "password: foo.bar(x)[0]",
+            "api_key: https://vault/x?y#z",
+            "If `privateKey` is not a [`KeyObject`][], this",
+            "return typeof this._options.apiKey === 'function';",
+            "{ type: \"api_key\", source: credential ? \"stored credential\" }",
+            "apiKey = readEnv('AZURE_OPENAI_API_KEY'), apiVersion = readEnv('OPENAI_API_VERSION')",
+            "while data['password'] != data['confirm']:",
+            "'password': config.get(server, 'password'),",
+            "const streamOptions = { ...options, apiKey: \"gitlab-duo\", headers };",
+            "- CI: Use `$PWD` instead of `$(pwd)` in run-dock",
+            "let mut secret = Zeroizing::new([0u8; 5]);",
+            "let b3 = ObserveSecretBox::new([u128::MAX; 10]);",
+            " * //     SecretKey: \"STRING_VALUE\",",
+            "apiKey: Type.Optional(Type.String({ minLength: 1 })),",
+            "\"apiKey\": \"sk-...\"",
+            "\"apiKey\": \"!op read 'op://vault/item/credential'\"",
+            "\"oauth-client-secret\": \"value\",",
+            "if (sanitized.password) sanitized.password = '[REDACTED]';",
+            "export type GenerateSecretAlgorithm = 'HS256' | 'HS384'",
+            "const usernamePasswordInOptions = \"username\" in options && \"password\" in options",
+            "return{apiKey:credential.access,baseUrl:getBaseUrl(credential.access,c)}}",
+            "apiKey===void 0&&(apiKey=opts.profile!=null?null:readEnv(\"ANTHROPIC_API_KEY\")",
+        ] {
+            assert!(finds(line).is_empty(), "{line}: {:?}", finds(line));
+        }
+    }
+}
+
+#[cfg(test)]
+mod scratch {
+    #[test]
+    #[ignore]
+    fn scratch() {
+        let text = std::fs::read_to_string("/tmp/kw-lines.txt").unwrap();
+        for line in text.lines() {
+            for (i, (r, _)) in super::keyword().into_iter().enumerate() {
+                for c in r.regex.captures_iter(line.as_bytes()) {
+                    let m = c.iter().skip(1).flatten().next().unwrap();
+                    let ok = (r.check.unwrap())(m.as_bytes(), &line.as_bytes()[..m.start()], &line.as_bytes()[m.end()..]);
+                    println!("{i} {ok} [{}] <= {line}", String::from_utf8_lossy(m.as_bytes()));
+                }
+            }
+        }
+    }
+}
