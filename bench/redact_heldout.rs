@@ -13,7 +13,9 @@
 
 use dotty_pi_ext::palace::feed::redact::{Counts, Redactor};
 use std::collections::BTreeMap;
-use test_support::credentials::{corpus, detect_secrets_cases, left, tool_output_session, Placement, FRESH, HELD_OUT, TUNING};
+use test_support::credentials::{
+    corpus, detect_secrets_cases, left, tool_output_session, Placement, FRESH, HELD_OUT, TUNING,
+};
 
 fn per() -> usize {
     let args: Vec<String> = std::env::args().collect();

@@ -8,24 +8,36 @@
 use super::code::{is_code, is_version, wordy};
 use super::gitleaks::global_allow;
 use super::ours::{is_reference, not_placeholder};
-use super::{compile, reach, Check, Rule};
+use super::{compile, Check, Rule};
 use std::sync::Arc;
 
 /// detect-secrets' denylist of names: a name that holds one of these says its value is secret.
 const NAMES: &str = r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contrase(?:\xC3\xB1|n)a)";
 
+/// The longest value taken (a quoted passphrase, a line of symbols); longer is not a typed secret.
+const MAX_VALUE: usize = 200;
+/// How far a match reaches from its keyword: a name, its assignment and a value.
+const REACH: usize = 2 * MAX_VALUE + 64;
+
 /// The keyword rules, with their keywords.
 pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
-    let name = format!(r"[a-z0-9_.-]{{0,40}}{NAMES}[a-z0-9_]{{0,40}}");
-    let quoted = r#"(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|`([^`\n]{1,200})`)"#;
+    // The match starts at the name's secret word, not at the name's start (`my_password_secure`):
+    // a leading class would make every letter of a line a place a match may begin. The whole name
+    // is read back from the bytes before the value (`name_of`).
+    let name = format!(r"{NAMES}[a-z0-9_]*");
+    // Unbounded repeats, bounded by the checks (`MAX_VALUE`) and by `REACH`: a counted repeat
+    // (`{1,200}`) multiplies the states of the regex's DFA by its count, and on a line dense with
+    // quotes the DFA's cache would be rebuilt again and again.
+    let quoted = r#"(?:"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`)"#;
     // The assignment is required: without it a name's own closing quote would open a "value"
     // (`privateKey` is not a [`KeyObject`]); a value after spaces alone ends a statement (`;`).
-    let after = format!(
-        r#"(?i)\b{name}["'`\]]{{0,2}}[ \t]*(?:\[[0-9]*\])?[ \t]*(?:===?|!==?|:=|=>|=|:|\.assign\()[ \t]*@?{quoted}"#
-    );
-    let spaced = format!(r#"(?i)\b{name}[ \t]+{quoted}[ \t]*;"#);
-    let before = format!(r#"(?i){quoted}[ \t]*[!=]={{1,2}}[ \t]*[a-z0-9_.]{{0,40}}{NAMES}"#);
-    let soup = format!(r#"(?i)\b{name}["'\]]{{0,2}}[ \t]*(?::=|=>|=|:)[ \t]*([^\s"'`]{{5,199}}[^\s"'`,;])"#);
+    // One regex for the three forms that begin with the name (one scan of a line, not three),
+    // tried in this order at each name: a quoted value after an assignment, a quoted value after
+    // spaces that ends a statement, an unquoted value of symbols. [`name_value`] tells them apart.
+    let after = r#"["'`\]]{0,2}[ \t]*(?:\[[0-9]*\])?[ \t]*(?:===?|!==?|:=|=>|=|:|\.assign\()[ \t]*@?"#;
+    let soup = r#"["'\]]{0,2}[ \t]*(?::=|=>|=|:)[ \t]*([^\s"'`]{5,}[^\s"'`,;])"#;
+    let named = format!(r#"(?i){name}(?:{after}{quoted}|[ \t]+{quoted}[ \t]*;|{soup})"#);
+    let before = format!(r#"(?i){quoted}[ \t]*[!=]={{1,2}}[ \t]*[a-z0-9_.]*{NAMES}"#);
     let rule = |pattern: &str, check: Check| {
         compile(pattern).ok().map(|regex| Rule {
             kind: Arc::from("password-assignment"),
@@ -37,11 +49,11 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
             priority: 2,
             whole: false,
             twin_word: None,
-            reach: reach(pattern),
+            reach: REACH,
         })
     };
     let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
-    [rule(&after, quoted_secret), rule(&spaced, quoted_secret), rule(&before, compared_secret), rule(&soup, soup_secret)]
+    [rule(&named, name_value), rule(&before, compared_secret)]
         .into_iter()
         .flatten()
         .map(|r| (r, words.clone()))
@@ -51,7 +63,10 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
 /// The name a value is given to: the identifier before the assignment and its quotes.
 fn name_of(before: &[u8]) -> Vec<u8> {
     let end = before.iter().rposition(|b| b.is_ascii_alphanumeric() || *b == b'_').map_or(0, |i| i + 1);
-    let start = before[..end].iter().rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))).map_or(0, |i| i + 1);
+    let start = before[..end]
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+        .map_or(0, |i| i + 1);
     // camelCase is words too (`usernamePasswordInOptions`): a `_` at each hump, then lowercase.
     let mut name = Vec::new();
     for (i, b) in before[start..end].iter().enumerate() {
@@ -67,11 +82,62 @@ fn name_of(before: &[u8]) -> Vec<u8> {
 /// `secret_name`, `api_key_header`).
 fn names_about_it(name: &[u8]) -> bool {
     const ABOUT: &[&[u8]] = &[
-        b"hint", b"label", b"placeholder", b"prompt", b"text", b"message", b"msg", b"title", b"help", b"description", b"desc",
-        b"error", b"field", b"name", b"id", b"file", b"path", b"env", b"var", b"length", b"len", b"policy", b"type", b"format",
-        b"url", b"ref", b"arn", b"version", b"header", b"param", b"input", b"confirm", b"question", b"reset", b"forgot", b"old",
-        b"options", b"option", b"opts", b"config", b"settings", b"algorithm", b"alg", b"kind", b"mode", b"size", b"bits",
-        b"method", b"scheme", b"source", b"provider", b"store", b"encoding", b"prefix", b"suffix", b"schema",
+        b"hint",
+        b"label",
+        b"placeholder",
+        b"prompt",
+        b"text",
+        b"message",
+        b"msg",
+        b"title",
+        b"help",
+        b"description",
+        b"desc",
+        b"error",
+        b"field",
+        b"name",
+        b"id",
+        b"file",
+        b"path",
+        b"env",
+        b"var",
+        b"length",
+        b"len",
+        b"policy",
+        b"type",
+        b"format",
+        b"url",
+        b"ref",
+        b"arn",
+        b"version",
+        b"header",
+        b"param",
+        b"input",
+        b"confirm",
+        b"question",
+        b"reset",
+        b"forgot",
+        b"old",
+        b"options",
+        b"option",
+        b"opts",
+        b"config",
+        b"settings",
+        b"algorithm",
+        b"alg",
+        b"kind",
+        b"mode",
+        b"size",
+        b"bits",
+        b"method",
+        b"scheme",
+        b"source",
+        b"provider",
+        b"store",
+        b"encoding",
+        b"prefix",
+        b"suffix",
+        b"schema",
     ];
     name.split(|b| matches!(b, b'_' | b'.' | b'-')).any(|part| ABOUT.contains(&part))
 }
@@ -86,10 +152,45 @@ fn a_label_for_a_key(name: &[u8], s: &[u8]) -> bool {
 /// Words that a quoted value of a secret's name is when it is not one: a type, a flag, a state.
 fn a_type_or_flag(s: &[u8]) -> bool {
     const WORDS: &[&str] = &[
-        "string", "str", "text", "bool", "boolean", "number", "int", "integer", "float", "object", "any", "array", "list",
-        "dict", "map", "bytes", "true", "false", "yes", "no", "on", "off", "required", "optional", "hidden", "visible",
-        "default", "blank", "n/a", "tbd", "todo", "secret", "password", "function", "undefined", "symbol", "bigint",
-        "value", "data",
+        "string",
+        "str",
+        "text",
+        "bool",
+        "boolean",
+        "number",
+        "int",
+        "integer",
+        "float",
+        "object",
+        "any",
+        "array",
+        "list",
+        "dict",
+        "map",
+        "bytes",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "required",
+        "optional",
+        "hidden",
+        "visible",
+        "default",
+        "blank",
+        "n/a",
+        "tbd",
+        "todo",
+        "secret",
+        "password",
+        "function",
+        "undefined",
+        "symbol",
+        "bigint",
+        "value",
+        "data",
     ];
     WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes()))
 }
@@ -97,21 +198,29 @@ fn a_type_or_flag(s: &[u8]) -> bool {
 /// What names the secret in it (`"Forgot your password?"`, `"Your API key"`): a label, not a value.
 fn names_a_secret(s: &[u8]) -> bool {
     let lower = s.to_ascii_lowercase();
-    ["pass", "secret", "key", "pwd", "token", "contrase"].iter().any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
+    ["pass", "secret", "key", "pwd", "token", "contrase"]
+        .iter()
+        .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
 }
 
 fn value_is_secret(s: &[u8]) -> bool {
     let trimmed = s.trim_ascii();
+    if s.len() > MAX_VALUE {
+        return false;
+    }
     // A constant's name (`"STRING_VALUE"`), a marker of a redaction, an ellipsis (`"sk-..."`), a
     // command that fetches it (`"!op read …"`).
-    let constant = trimmed.contains(&b'_') && trimmed.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+    let constant =
+        trimmed.contains(&b'_') && trimmed.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
     let elided = trimmed.ends_with(b"...") || trimmed.ends_with("\u{2026}".as_bytes());
     !trimmed.is_empty()
         && not_placeholder(trimmed)
         && !is_reference(trimmed)
         && !a_type_or_flag(trimmed)
         && !is_version(trimmed)
-        && ![&b" = "[..], b" == ", b" != ", b" || ", b" && "].iter().any(|op| trimmed.windows(op.len()).any(|w| w == *op))
+        && ![&b" = "[..], b" == ", b" != ", b" || ", b" && "]
+            .iter()
+            .any(|op| trimmed.windows(op.len()).any(|w| w == *op))
         && !names_a_secret(trimmed)
         && !constant
         && !elided
@@ -119,6 +228,15 @@ fn value_is_secret(s: &[u8]) -> bool {
         && !trimmed.to_ascii_lowercase().starts_with(b"[redacted")
         && !(trimmed.contains(&b'%') && trimmed.windows(2).any(|w| w[0] == b'%' && b"sdif(".contains(&w[1])))
         && !((trimmed.starts_with(b"/") || trimmed.starts_with(b"~") || trimmed.starts_with(b"./")) && wordy(trimmed))
+}
+
+/// A value after a secret's name: quoted (the bytes before it end with its quote) or not.
+fn name_value(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    if before.last().is_some_and(|b| matches!(b, b'"' | b'\'' | b'`')) {
+        quoted_secret(s, before, after)
+    } else {
+        soup_secret(s, before, after)
+    }
 }
 
 /// A quoted value after a secret's name.
@@ -149,9 +267,15 @@ fn soup_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
     // Code opens before it closes (`Zeroizing::new([0u8`, `f(a)[0]`) and calls by name at its
     // start (`Type.Optional(`, `readEnv(`) or reads a member (`credential.access`); a typed
     // password closes what it never opened.
-    let call = s.iter().position(|b| *b == b'(').is_some_and(|i| i > 0 && s[..i].iter().all(|b| b.is_ascii_alphanumeric() || b"_.:$".contains(b)));
-    let member = s.windows(3).any(|w| w[0].is_ascii_alphabetic() && w[1] == b'.' && (w[2].is_ascii_alphabetic() || w[2] == b'_'));
+    let call = s
+        .iter()
+        .position(|b| *b == b'(')
+        .is_some_and(|i| i > 0 && s[..i].iter().all(|b| b.is_ascii_alphanumeric() || b"_.:$".contains(b)));
+    let member = s
+        .windows(3)
+        .any(|w| w[0].is_ascii_alphabetic() && w[1] == b'.' && (w[2].is_ascii_alphabetic() || w[2] == b'_'));
     symbols >= 3
+        && s.len() >= 6
         && !member
         && (misclosed(s) || !s.iter().any(|b| b"()[]{}<>".contains(b)))
         && !call
@@ -201,7 +325,7 @@ mod tests {
 
     #[test]
     fn quoted_compared_and_symbol_values_are_found() {
-        assert_eq!(keyword().len(), 4);
+        assert_eq!(keyword().len(), 2);
         let soup = "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}";
         for (line, secret) in [
             ("password = \"value with quotes and spaces\"", "value with quotes and spaces"),
@@ -259,24 +383,6 @@ mod tests {
             "apiKey===void 0&&(apiKey=opts.profile!=null?null:readEnv(\"ANTHROPIC_API_KEY\")",
         ] {
             assert!(finds(line).is_empty(), "{line}: {:?}", finds(line));
-        }
-    }
-}
-
-#[cfg(test)]
-mod scratch {
-    #[test]
-    #[ignore]
-    fn scratch() {
-        let text = std::fs::read_to_string("/tmp/kw-lines.txt").unwrap();
-        for line in text.lines() {
-            for (i, (r, _)) in super::keyword().into_iter().enumerate() {
-                for c in r.regex.captures_iter(line.as_bytes()) {
-                    let m = c.iter().skip(1).flatten().next().unwrap();
-                    let ok = (r.check.unwrap())(m.as_bytes(), &line.as_bytes()[..m.start()], &line.as_bytes()[m.end()..]);
-                    println!("{i} {ok} [{}] <= {line}", String::from_utf8_lossy(m.as_bytes()));
-                }
-            }
         }
     }
 }

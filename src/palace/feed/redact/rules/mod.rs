@@ -74,6 +74,14 @@ pub(super) struct Rule {
     pub(super) reach: usize,
 }
 
+/// What decides that a rule runs on a string: one of its keywords is in it (gitleaks' way), or
+/// a regex of its own matches it (a format whose tokens begin with letters prose is full of, or
+/// with any letter: a literal search is cheaper than keywords that hit every few bytes).
+pub(super) enum Gate {
+    Keywords(Vec<String>),
+    Regex(&'static str),
+}
+
 /// A span of the input to replace with `[REDACTED:<kind>]`.
 #[derive(Debug, Clone)]
 pub(super) struct Hit {
@@ -220,12 +228,14 @@ pub(super) struct Rules {
     keywords: Option<AhoCorasick>,
     /// Keyword pattern id → the rules it gates.
     keyword_rules: Vec<Vec<usize>>,
+    /// Keyword pattern id → the farthest reach of the rules it gates: two of its occurrences
+    /// closer than twice this share one span ([`Rules::windows`]).
+    keyword_reach: Vec<usize>,
     /// Rules that run on every string (the user's patterns).
     always: Vec<usize>,
-    /// Rules gated by their own regex, not by keywords (formats that begin with two letters prose
-    /// is full of): they run on a string their combined regex matches.
-    bare: Vec<usize>,
-    bare_any: Option<Regex>,
+    /// Rules gated by a regex of their own ([`Gate::Regex`]), each with its gate: a rule runs on
+    /// all of a string its gate matches.
+    bare: Vec<(usize, Regex)>,
 }
 
 impl Rules {
@@ -236,6 +246,7 @@ impl Rules {
         let mut rules = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut always = Vec::new();
         let mut gate = |rule: usize, words: &[String], keywords: &mut Vec<String>| {
             for w in words {
                 match keywords.iter().position(|k| k == w) {
@@ -265,21 +276,25 @@ impl Rules {
             (r, w)
         });
         let mut bare = Vec::new();
-        for (rule, words) in vendored.into_iter().chain(ours).chain(keyword()).chain(plugins()) {
-            if words.is_empty() {
-                bare.push(rules.len());
-            } else {
-                gate(rules.len(), &words, &mut keywords);
+        let words = |(r, w): (Rule, Vec<String>)| (r, Gate::Keywords(w));
+        for (rule, how) in vendored
+            .into_iter()
+            .map(words)
+            .chain(ours.map(words))
+            .chain(keyword().into_iter().map(words))
+            .chain(plugins())
+        {
+            match how {
+                Gate::Keywords(words) => gate(rules.len(), &words, &mut keywords),
+                // A gate's alphabet has nothing a JSON writer escapes, so the raw line is enough
+                // to tell (the fast path); one that doesn't compile leaves its rule on every string.
+                Gate::Regex(p) => match compile(p) {
+                    Ok(re) => bare.push((rules.len(), re)),
+                    Err(_) => always.push(rules.len()),
+                },
             }
             rules.push(rule);
         }
-        // One regex for the bare rules' gate (their alternation): a string it doesn't match holds
-        // none of their tokens. Their alphabets have nothing a JSON writer escapes, so the raw
-        // line is enough to tell (the fast path).
-        let bare_any = (!bare.is_empty())
-            .then(|| compile(&bare.iter().map(|r: &usize| format!("(?:{})", rules[*r].regex.as_str())).collect::<Vec<_>>().join("|")))
-            .and_then(Result::ok);
-        let mut always = Vec::new();
         for (pattern, line) in user {
             match compile(pattern) {
                 Ok(regex) => {
@@ -318,7 +333,9 @@ impl Rules {
                 None
             }
         };
-        (Rules { rules, keywords, keyword_rules, always, bare, bare_any }, warnings)
+        let keyword_reach =
+            keyword_rules.iter().map(|rs| rs.iter().map(|r| rules[*r].reach).max().unwrap_or(0)).collect();
+        (Rules { rules, keywords, keyword_rules, keyword_reach, always, bare }, warnings)
     }
 
     /// Where to run which rule in `hay`: (rule, start, end), sorted and, per rule, disjoint. A
@@ -330,35 +347,42 @@ impl Rules {
         scanned(hay.len());
         out.clear();
         out.extend(self.always.iter().map(|r| (*r, 0, hay.len())));
-        if self.bare_hit(hay) {
-            out.extend(self.bare.iter().map(|r| (*r, 0, hay.len())));
+        for (r, gate) in &self.bare {
+            scanned(hay.len());
+            if gate.is_match(hay) {
+                out.push((*r, 0, hay.len()));
+            }
         }
         if let Some(ac) = &self.keywords {
-            // Each rule's window so far, grown while its keywords keep overlapping it: a keyword
-            // every few bytes (a short one in base64) costs a comparison, not a window each.
-            // Made at the first keyword: most strings of a line hold none.
+            // Each keyword's span so far, grown while its occurrences are closer than twice the
+            // farthest reach of its rules: a keyword every few bytes (a short one in base64, a
+            // `password:` on every line of a log) costs a comparison, not a window per rule. Each
+            // span then opens a window for each rule it gates (a superset of the rule's own
+            // windows around each occurrence). Made at the first keyword: most strings hold none.
             let mut open: Vec<Option<(usize, usize)>> = Vec::new();
+            let mut spans: Vec<(usize, usize, usize)> = Vec::new();
             for m in ac.find_overlapping_iter(hay) {
                 if open.is_empty() {
-                    open.resize(self.rules.len(), None);
+                    open.resize(self.keyword_rules.len(), None);
                 }
-                for &r in &self.keyword_rules[m.pattern().as_usize()] {
-                    let reach = self.rules[r].reach;
-                    let (s, e) = (m.start().saturating_sub(reach), (m.end() + reach).min(hay.len()));
-                    match &mut open[r] {
-                        Some((cs, ce)) if s <= *ce => {
-                            *cs = (*cs).min(s);
-                            *ce = (*ce).max(e);
-                        }
-                        slot => {
-                            if let Some((cs, ce)) = slot.replace((s, e)) {
-                                out.push((r, cs, ce));
-                            }
+                let p = m.pattern().as_usize();
+                let gap = 2 * self.keyword_reach[p];
+                match &mut open[p] {
+                    Some((_, e)) if m.start() <= *e + gap => *e = (*e).max(m.end()),
+                    slot => {
+                        if let Some((s, e)) = slot.replace((m.start(), m.end())) {
+                            spans.push((p, s, e));
                         }
                     }
                 }
             }
-            out.extend(open.iter().enumerate().filter_map(|(r, w)| w.map(|(s, e)| (r, s, e))));
+            spans.extend(open.iter().enumerate().filter_map(|(p, w)| w.map(|(s, e)| (p, s, e))));
+            for (p, s, e) in spans {
+                for &r in &self.keyword_rules[p] {
+                    let reach = self.rules[r].reach;
+                    out.push((r, s.saturating_sub(reach), (e + reach).min(hay.len())));
+                }
+            }
         }
         for w in out.iter_mut() {
             let reach = self.rules[w.0].reach;
@@ -391,11 +415,11 @@ impl Rules {
         !self.always.is_empty() || self.keywords.as_ref().is_some_and(|ac| ac.is_match(hay)) || self.bare_hit(hay)
     }
 
-    /// True when a bare rule's token may be in `hay` (its gate regex matches).
+    /// True when a regex-gated rule's token may be in `hay` (its gate matches).
     fn bare_hit(&self, hay: &[u8]) -> bool {
-        self.bare_any.as_ref().is_some_and(|re| {
+        self.bare.iter().any(|(_, gate)| {
             scanned(hay.len());
-            re.is_match(hay)
+            gate.is_match(hay)
         })
     }
 

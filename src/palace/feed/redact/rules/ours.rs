@@ -179,8 +179,18 @@ pub(super) fn is_reference(s: &[u8]) -> bool {
 pub(super) fn random_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
     // An environment variable's key is made by a machine: long, of two kinds of characters at
     // least, and not words (`STRIPE_API_KEY=kHIM9LlriWaV9Eyc8oggCc7L4hRhrett`).
-    if env_name(before) && s.len() >= 16 && env_value(s) && !is_call_or_member(s, after) && !is_digest(s, before) && !is_version(s) {
-        let kinds = [s.iter().any(u8::is_ascii_lowercase), s.iter().any(u8::is_ascii_uppercase), s.iter().any(u8::is_ascii_digit)];
+    if env_name(before)
+        && s.len() >= 16
+        && env_value(s)
+        && !is_call_or_member(s, after)
+        && !is_digest(s, before)
+        && !is_version(s)
+    {
+        let kinds = [
+            s.iter().any(u8::is_ascii_lowercase),
+            s.iter().any(u8::is_ascii_uppercase),
+            s.iter().any(u8::is_ascii_digit),
+        ];
         if kinds.iter().filter(|k| **k).count() >= 2 && super::random::entropy(s) >= 3.0 {
             return true;
         }
@@ -199,7 +209,8 @@ pub(super) fn random_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
 pub(super) fn user_password(s: &[u8], before: &[u8], _after: &[u8]) -> bool {
     let user = before.strip_suffix(b":").unwrap_or(before);
     let user = &user[user.iter().rposition(|b| b.is_ascii_whitespace() || b"'\"=".contains(b)).map_or(0, |i| i + 1)..];
-    let group = s.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_')) && s.len() <= 16;
+    let group =
+        s.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_')) && s.len() <= 16;
     not_placeholder(s) && !is_reference(s) && s != user && !(group && !random_token(s))
 }
 
@@ -211,7 +222,8 @@ fn env_name(before: &[u8]) -> bool {
     let b = b.strip_suffix(b":=").or_else(|| b.strip_suffix(b"=")).or_else(|| b.strip_suffix(b":")).unwrap_or(b);
     let b = b.trim_ascii_end();
     let b = b.strip_suffix(b"\"").or_else(|| b.strip_suffix(b"'")).unwrap_or(b);
-    let start = b.iter().rposition(|c| !(c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')).map_or(0, |i| i + 1);
+    let start =
+        b.iter().rposition(|c| !(c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')).map_or(0, |i| i + 1);
     let name = &b[start..];
     // Where an environment is set: a line of its own (`.env`, Compose's `- NAME=`, YAML's
     // `NAME: value`), `export`, Dockerfile's `ENV`, `docker run -e`, `env`; not a constant of code
@@ -221,14 +233,18 @@ fn env_name(before: &[u8]) -> bool {
     let line = line.trim_ascii();
     let line = line.strip_suffix(b"\"").or_else(|| line.strip_suffix(b"'")).unwrap_or(line).trim_ascii_end();
     let last = &line[line.iter().rposition(|c| c.is_ascii_whitespace()).map_or(0, |i| i + 1)..];
-    let setting = line.is_empty() || [&b"-"[..], b"export", b"ENV", b"-e", b"--env", b"env", b"set", b"--build-arg", b"ARG"].contains(&last);
+    let setting = line.is_empty()
+        || [&b"-"[..], b"export", b"ENV", b"-e", b"--env", b"env", b"set", b"--build-arg", b"ARG"].contains(&last);
     setting && name.len() >= 4 && name[0].is_ascii_uppercase() && !name.ends_with(b"_FILE") && !name.ends_with(b"_PATH")
 }
 
 /// Code that an upper-case name is given in a source file: a call (`getpass.getpass(`) or a
 /// member chain of identifiers (`token.ERRORTOKEN`, `exports.CONNECTION_TOKEN_CHARS`).
 fn is_call_or_member(s: &[u8], after: &[u8]) -> bool {
-    let ident = |p: &[u8]| p.first().is_some_and(|f| f.is_ascii_alphabetic() || *f == b'_') && p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let ident = |p: &[u8]| {
+        p.first().is_some_and(|f| f.is_ascii_alphabetic() || *f == b'_')
+            && p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
     after.first() == Some(&b'(') || (s.contains(&b'.') && s.split(|b| *b == b'.').all(ident))
 }
 
@@ -240,7 +256,8 @@ fn env_value(s: &[u8]) -> bool {
         && s.iter().all(|b| b.is_ascii_alphanumeric() || b"/._-~".contains(b) && (*b != b'~' || s.starts_with(b"~/")))
         && wordy(s);
     let lower = s.to_ascii_lowercase();
-    let word = ["true", "false", "null", "none", "required", "optional", "changeme"].iter().any(|w| lower == w.as_bytes());
+    let word =
+        ["true", "false", "null", "none", "required", "optional", "changeme"].iter().any(|w| lower == w.as_bytes());
     s.len() >= 8
         && not_placeholder(s)
         && !is_reference(s)

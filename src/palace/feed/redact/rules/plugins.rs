@@ -5,18 +5,19 @@
 //! key, a PyPI token. Each is a credential by its form alone, as detect-secrets takes it: no
 //! entropy floor (a made-up `AKIAZZZZZZZZZZZZZZZZ` in a README is redacted as a key's form, which
 //! costs nothing in a palace). A rule with no keywords is gated by its own regex (see
-//! [`super::Rules::build`]): its tokens begin with two letters that prose is full of (`AP`, `AC`).
+//! [`super::Gate`]): its tokens begin with two letters that prose is full of (`AP`, `AC`).
 
 use super::gitleaks::global_allow;
-use super::{compile, reach, Rule};
+use super::{compile, reach, Gate, Rule};
 use std::sync::Arc;
 
 /// The assignment of detect-secrets' `build_assignment_regex`: `=`, `:`, `:=`, `=>`, `::` or
 /// spaces, the key and the value optionally quoted.
 const ASSIGN: &str = r#"["'\]]{0,2}[ \t]*(?::=|::|=>|=|:|[ \t])[ \t]*["']?"#;
 
-/// detect-secrets' formats, each with its keywords (lowercase; none: gated by its own regex).
-pub(super) fn plugins() -> Vec<(Rule, Vec<String>)> {
+/// detect-secrets' formats, each with its gate: its keywords (lowercase), or a regex cheaper than
+/// the rule's own that every string holding one of its tokens matches.
+pub(super) fn plugins() -> Vec<(Rule, Gate)> {
     let rule = |kind: &str, pattern: &str, check: Option<super::Check>| {
         compile(pattern).ok().map(|regex| Rule {
             kind: Arc::from(kind),
@@ -32,17 +33,24 @@ pub(super) fn plugins() -> Vec<(Rule, Vec<String>)> {
             reach: reach(pattern),
         })
     };
-    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let hex_digits: Vec<String> = "0123456789abcdef".chars().map(|c| format!("ap{c}")).collect();
-    let softlayer = format!(r"(?i)(?:softlayer|\bsl)[_-]?(?:api)?[_-]?(?:key|pwd|password|pass|token){ASSIGN}(?-i:([a-z0-9]{{64}}))\b");
+    let words = |w: &[&str]| Gate::Keywords(w.iter().map(|s| s.to_string()).collect());
+    let softlayer = format!(
+        r"(?i)(?:softlayer|\bsl)[_-]?(?:api)?[_-]?(?:key|pwd|password|pass|token){ASSIGN}(?-i:([a-z0-9]{{64}}))\b"
+    );
     let cloudant = format!(
         r"(?i)(?:cloudant|\bclou|\bcl)[_-]?(?:api)?(?:key|pwd|pw|password|pass|token){ASSIGN}(?-i:([0-9a-f]{{64}}|[a-z]{{24}}))\b"
     );
     [
         // Artifactory: an API token (`AKC…`) or an encrypted password (`AP<hex digit>…`).
         (
-            rule("artifactory-token", r"\b(AKC[a-zA-Z0-9]{10,128}|AP[0-9A-F][a-zA-Z0-9]{8,128})\b", Some(not_a_word)),
-            [words(&["akc"]), hex_digits].concat(),
+            rule(
+                "artifactory-token",
+                r#"(?:^|[\s=:"'])(AKC[a-zA-Z0-9]{10,128}|AP[0-9A-F][a-zA-Z0-9]{8,128})(?:$|[\s"',;])"#,
+                Some(not_a_word),
+            ),
+            // Its literal prefixes make the regex its own fast gate (`AP` + a hex digit is in prose
+            // too often for keywords).
+            Gate::Regex(r"AKC[a-zA-Z0-9]{10}|AP[0-9A-F][a-zA-Z0-9]{8}"),
         ),
         (
             rule("aws-access-key-id", r"\b((?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16})\b", None),
@@ -53,10 +61,14 @@ pub(super) fn plugins() -> Vec<(Rule, Vec<String>)> {
             words(&["aws"]),
         ),
         // A bot token: the user id in base64 (`MT…`, `Nz…`, `OD…`), a timestamp, an HMAC.
-        (rule("discord-bot-token", r"\b([a-zA-Z0-9_-]{0,2}[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27,38})", None), Vec::new()),
+        // Gated by its two dots (a search for a literal), not by its first letter (any letter).
+        (
+            rule("discord-bot-token", r"\b([a-zA-Z0-9_-]{0,2}[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27,38})", None),
+            Gate::Regex(r"\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27}"),
+        ),
         (rule("mailchimp-api-key", r"\b([0-9a-z]{32}-us[0-9]{1,2})\b", None), words(&["-us"])),
         (rule("telegram-bot-token", r"\b([0-9]{8,10}:AA[0-9A-Za-z_-]{33})(?:[^0-9A-Za-z_-]|$)", None), words(&[":aa"])),
-        (rule("twilio-key", r"\b((?:AC|SK)[a-z0-9]{32})\b", None), Vec::new()),
+        (rule("twilio-key", r"\b((?:AC|SK)[a-z0-9]{32})\b", None), Gate::Regex(r"(?:AC|SK)[a-z0-9]{32}")),
         (rule("softlayer-api-key", &softlayer, None), words(&["softlayer", "sl_", "sl-", "slapi", "slkey", "slpass", "slpwd", "sltoken"])),
         (
             rule("softlayer-api-key", r"(?i)https?://api\.softlayer\.com/soap/v3(?:\.1)?/((?-i:[a-z0-9]{64}))", None),
@@ -121,12 +133,21 @@ mod tests {
             ("X-JFrog-Art-Api: AKCxxxxxxxxxx", "AKCxxxxxxxxxx"),
             ("=AP6xxxxxxxxxx", "AP6xxxxxxxxxx"),
             ("AKIAZZZZZZZZZZZZZZZZ", "AKIAZZZZZZZZZZZZZZZZ"),
-            ("MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+            (
+                "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+                "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+            ),
             ("343ea45721923ed956e2b38c31db76aa-us30", "343ea45721923ed956e2b38c31db76aa-us30"),
             ("7213808860:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM", "7213808860:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM"),
             ("SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
-            ("sl_key= abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234", "abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234"),
-            ("clou_pw = \"abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234\"", "abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234"),
+            (
+                "sl_key= abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234",
+                "abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234",
+            ),
+            (
+                "clou_pw = \"abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234\"",
+                "abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234",
+            ),
             ("cloudant_key = \"abcdefghijabcdefghijabcd\"", "abcdefghijabcdefghijabcd"),
             ("glptt-Need5_T00-be-exactly-40-chars--ELse_fail", "glptt-Need5_T00-be-exactly-40-chars--ELse_fail"),
             ("//registry.npmjs.org/:_authToken=npm_xxxxxxxxxxx", "npm_xxxxxxxxxxx"),
