@@ -49,6 +49,13 @@ export interface BeforeAgentStart {
 export declare function beforeCompact(): void
 
 /**
+ * The last call's stages (src/stages.rs; `DOTTY_STAGE_TRACE=1`), in nanoseconds of
+ * `CLOCK_MONOTONIC` (the clock of `process.hrtime`): arguments converted, queued, picked by a
+ * store thread, answered, JS thread woken, settle callback entered, settled. For bench/stages.mjs.
+ */
+export declare function callStages(): Array<number>
+
+/**
  * Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
  * for bad input or a service that is down; a MemPalace tool rejects with the server's message
  * when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
@@ -201,6 +208,11 @@ export interface NativeStats {
    */
   palaceNextTryMs?: number
   stderrLinesDropped: number
+  /**
+   * Times the JS thread was woken to settle tool calls' promises: answers that arrive together
+   * are settled in one wake-up, so with calls in flight together this is less than the calls.
+   */
+  promiseWakeups: number
 }
 
 /**

@@ -839,6 +839,7 @@ module.exports.ToolRegistry = nativeBinding.ToolRegistry
 module.exports.agentSettled = nativeBinding.agentSettled
 module.exports.beforeAgentStart = nativeBinding.beforeAgentStart
 module.exports.beforeCompact = nativeBinding.beforeCompact
+module.exports.callStages = nativeBinding.callStages
 module.exports.callTool = nativeBinding.callTool
 module.exports.cancelCall = nativeBinding.cancelCall
 module.exports.cleanTurns = nativeBinding.cleanTurns
