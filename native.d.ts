@@ -49,7 +49,7 @@ export interface BeforeAgentStart {
 export declare function beforeCompact(): void
 
 /**
- * The last call's stages (src/stages.rs; `DOTTY_STAGE_TRACE=1`), in nanoseconds of
+ * The last call's stages (src/stages.rs, once `traceStages(true)`), in nanoseconds of
  * `CLOCK_MONOTONIC` (the clock of `process.hrtime`): arguments converted, queued, picked by a
  * store thread, answered, JS thread woken, settle callback entered, settled. For bench/stages.mjs.
  */
@@ -367,6 +367,9 @@ export interface ToolReply {
   /** pi content blocks (`{type: "text", text}` or `{type: "image", data, mimeType}`). */
   content: Array<any>
 }
+
+/** Turns the stamps of [`call_stages`] on or off (off at start). For bench/stages.mjs. */
+export declare function traceStages(on: boolean): void
 
 /**
  * What pi's `session_start` context says of its UI: `mode` (pi >= 1.x), `hasUI`, and how many

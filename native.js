@@ -871,4 +871,5 @@ module.exports.sessionShutdown = nativeBinding.sessionShutdown
 module.exports.sessionStart = nativeBinding.sessionStart
 module.exports.speakThrough = nativeBinding.speakThrough
 module.exports.stats = nativeBinding.stats
+module.exports.traceStages = nativeBinding.traceStages
 module.exports.warn = nativeBinding.warn

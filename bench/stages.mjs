@@ -4,7 +4,7 @@
 //
 //   node bench/stages.mjs [--n 3000] [--rounds 3] [--native path/to/native.js] [brain.db]
 //
-// Native: the addon stamps CLOCK_MONOTONIC at each stage of a call when DOTTY_STAGE_TRACE=1
+// Native: the addon stamps CLOCK_MONOTONIC at each stage of a call once `traceStages(true)`
 // (src/stages.rs: arguments converted, job queued, picked by a store thread, answered, JS thread
 // woken, settle callback entered, promise settled); this script stamps the same clock
 // (process.hrtime) before the call, when `callTool` returns and when the `await` resumes. Each
@@ -46,12 +46,12 @@ const argsOf = (tool, i) => (tool === 'remember' ? { fact: `Ada's note number ${
 
 // ------------------------------------------------------------------------------------------ children
 async function nativeSide(tool) {
-  process.env.DOTTY_STAGE_TRACE = '1';
   process.env.MEMPALACE_BRIDGE = '0';
   process.env.HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'dotty-stages-home-'));
   process.env.DOTTY_BRAIN_DB = tool === 'remember' ? scratch(db) : db;
   const native = require(nativePath);
   native.init();
+  native.traceStages(true);
   let id = 1;
   for (let i = 0; i < 200; i++) await native.callTool(tool, argsOf(tool, i), id++);
   const names = ['args', 'checks', 'return', 'hop', 'query', 'answer', 'wake', 'convert', 'resume', 'total', 'jsReturn'];

@@ -1,13 +1,12 @@
 //! Where one tool call's time goes (bench/stages.mjs, issue 38): each stage of a call, from the
 //! moment the binding has its arguments to the moment its promise is settled, stamps the clock into
-//! a slot of its own. Off unless `DOTTY_STAGE_TRACE=1` is set when the process first asks (then a
-//! stamp is one relaxed load); meant for one call in flight at a time, which the bench makes.
+//! a slot of its own. Off until [`trace`] turns it on (`traceStages(true)` from JS; off, a stamp is
+//! one relaxed load); meant for one call in flight at a time, which the bench makes.
 //!
 //! The clock is `CLOCK_MONOTONIC` in nanoseconds, the clock of Node's `process.hrtime`, so the
 //! bench puts its own JS-side stamps on the same line.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 /// A stage of a call, in the order a brain.db call passes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,17 +31,17 @@ pub enum Stage {
 pub const STAGES: usize = 7;
 
 static SLOTS: [AtomicU64; STAGES] = [const { AtomicU64::new(0) }; STAGES];
-static ON: OnceLock<AtomicBool> = OnceLock::new();
+static ON: AtomicBool = AtomicBool::new(false);
 
-fn on() -> bool {
-    ON.get_or_init(|| AtomicBool::new(std::env::var_os("DOTTY_STAGE_TRACE").is_some_and(|v| v == "1")))
-        .load(Ordering::Relaxed)
+/// Turns the stamps on or off for the process.
+pub fn trace(on: bool) {
+    ON.store(on, Ordering::Relaxed);
 }
 
 /// Stamps `stage` with the clock now (when tracing is on).
 #[inline]
 pub fn mark(stage: Stage) {
-    if on() {
+    if ON.load(Ordering::Relaxed) {
         SLOTS[stage as usize].store(now_ns(), Ordering::Relaxed);
     }
 }
@@ -67,10 +66,10 @@ mod tests {
     #[test]
     fn stamps_are_kept_only_when_tracing_is_on() {
         let before = now_ns();
-        ON.get_or_init(|| AtomicBool::new(false)).store(true, Ordering::Relaxed);
+        trace(true);
         mark(Stage::Picked);
         assert!(last()[Stage::Picked as usize] >= before);
-        ON.get_or_init(|| AtomicBool::new(false)).store(false, Ordering::Relaxed);
+        trace(false);
         let kept = last()[Stage::Answered as usize];
         mark(Stage::Answered);
         assert_eq!(last()[Stage::Answered as usize], kept, "off: nothing stamped");

@@ -4,12 +4,18 @@ use super::NativeStats;
 use crate::extension::Stats;
 use napi_derive::napi;
 
-/// The last call's stages (src/stages.rs; `DOTTY_STAGE_TRACE=1`), in nanoseconds of
+/// The last call's stages (src/stages.rs, once `traceStages(true)`), in nanoseconds of
 /// `CLOCK_MONOTONIC` (the clock of `process.hrtime`): arguments converted, queued, picked by a
 /// store thread, answered, JS thread woken, settle callback entered, settled. For bench/stages.mjs.
 #[napi]
 pub fn call_stages() -> Vec<f64> {
     crate::stages::last().iter().map(|&ns| ns as f64).collect()
+}
+
+/// Turns the stamps of [`call_stages`] on or off (off at start). For bench/stages.mjs.
+#[napi]
+pub fn trace_stages(on: bool) {
+    crate::stages::trace(on)
 }
 
 impl From<Stats> for NativeStats {
