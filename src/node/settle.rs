@@ -75,9 +75,37 @@ pub(super) fn call<'env>(env: &'env Env, start: impl FnOnce(Done)) -> Result<Pro
         // SAFETY: JS thread, the settler's own env and threadsafe function (still open: its env is alive).
         unsafe { sys::napi_ref_threadsafe_function(env.raw(), settler.tsfn as sys::napi_threadsafe_function) };
     }
-    let deferred = Promise(deferred);
-    start(Box::new(move |answer| settler.queue_answer(deferred, answer)));
+    let pending = Unanswered { settler, promise: Some(Promise(deferred)) };
+    start(Box::new(move |answer| pending.answer(answer)));
     Ok(PromiseRaw::new(env.raw(), promise))
+}
+
+/// A call's promise until its answer is queued. Dropped unanswered (the core lost the answer, which
+/// it never should: see `CallInFlight`), it is answered INTERNAL, so that no promise hangs and the
+/// loop is never kept alive by a call that can't end.
+struct Unanswered {
+    settler: &'static Settler,
+    promise: Option<Promise>,
+}
+
+impl Unanswered {
+    fn answer(mut self, answer: Answer) {
+        if let Some(promise) = self.promise.take() {
+            self.settler.queue_answer(promise, answer);
+        }
+    }
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some(promise) = self.promise.take() {
+            let lost = crate::error::Error::new(
+                crate::error::Kind::Internal,
+                "internal error: the call ended without an answer",
+            );
+            self.settler.queue_answer(promise, Err(lost));
+        }
+    }
 }
 
 /// A call from an environment that isn't the settler's: napi-rs's deferred, as before.
