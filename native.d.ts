@@ -49,6 +49,13 @@ export interface BeforeAgentStart {
 export declare function beforeCompact(): void
 
 /**
+ * The last call's stages (src/stages.rs, once `traceStages(true)`), in nanoseconds of
+ * `CLOCK_MONOTONIC` (the clock of `process.hrtime`): arguments converted, queued, picked by a
+ * store thread, answered, JS thread woken, settle callback entered, settled. For bench/stages.mjs.
+ */
+export declare function callStages(): Array<number>
+
+/**
  * Runs one tool with the model's arguments. A voice tool resolves with the contract's reply even
  * for bad input or a service that is down; a MemPalace tool rejects with the server's message
  * when the server reports an error. `callId`, when given, lets `cancelCall` abort the call.
@@ -201,6 +208,11 @@ export interface NativeStats {
    */
   palaceNextTryMs?: number
   stderrLinesDropped: number
+  /**
+   * Times the JS thread was woken to settle tool calls' promises: answers that arrive together
+   * are settled in one wake-up, so with calls in flight together this is less than the calls.
+   */
+  promiseWakeups: number
 }
 
 /**
@@ -355,6 +367,9 @@ export interface ToolReply {
   /** pi content blocks (`{type: "text", text}` or `{type: "image", data, mimeType}`). */
   content: Array<any>
 }
+
+/** Turns the stamps of [`call_stages`] on or off (off at start). For bench/stages.mjs. */
+export declare function traceStages(on: boolean): void
 
 /**
  * What pi's `session_start` context says of its UI: `mode` (pi >= 1.x), `hasUI`, and how many

@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod palace;
 pub(crate) mod process_group;
 pub mod services;
+pub mod stages;
 pub(crate) mod sync;
 pub mod text;
 pub mod voice;

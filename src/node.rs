@@ -2,12 +2,14 @@
 //! is made by [`Extension`] (src/extension/); errors become JS errors in [`js_error`] alone.
 //! Beside it: `agent_end`'s messages read off the JS heap (`turns`), where the core's notices go
 //! (`notices`), the operator's command line (`cli`), the process-wide counters as JS reads them
-//! (`stats`), pi's own MCP writes handed to the core (`pi_writes`).
+//! (`stats`), pi's own MCP writes handed to the core (`pi_writes`), how a tool call's promise is
+//! settled from the thread that answered it (`settle`).
 
 mod cli;
 mod direct;
 mod notices;
 mod pi_writes;
+mod settle;
 mod stats;
 mod turns;
 
@@ -145,6 +147,9 @@ pub struct NativeStats {
     /// down for good.
     pub palace_next_try_ms: Option<u32>,
     pub stderr_lines_dropped: u32,
+    /// Times the JS thread was woken to settle tool calls' promises: answers that arrive together
+    /// are settled in one wake-up, so with calls in flight together this is less than the calls.
+    pub promise_wakeups: u32,
 }
 
 /// Builds the native state if this process has none yet (one per process, reused by `/reload`),
@@ -232,13 +237,11 @@ pub fn call_tool(
     params: Option<Value>,
     call_id: Option<u32>,
 ) -> Result<PromiseRaw<'_, ToolReply>> {
-    // Settled from whichever thread answers, through the deferred's threadsafe function.
-    let (deferred, promise) = env.create_deferred()?;
-    let done = move |r: std::result::Result<ToolOutput, crate::error::Error>| {
-        deferred.resolve(move |env| r.map(ToolReply::from).map_err(|e| js_error(&env, e)))
-    };
-    ext().call(&name, params.unwrap_or(Value::Null), call_id, Box::new(done));
-    Ok(PromiseRaw::new(env.raw(), promise.raw()))
+    crate::stages::mark(crate::stages::Stage::Converted);
+    // Settled from whichever thread answers, through the process's one threadsafe function.
+    let promise = settle::call(env, |done| ext().call(&name, params.unwrap_or(Value::Null), call_id, done));
+    crate::stages::mark(crate::stages::Stage::Queued);
+    promise
 }
 
 /// Does nothing, asynchronously (napi-rs's tokio runtime, as every async export). Not a tool: the
@@ -437,5 +440,5 @@ pub async fn session_shutdown(reason: String) {
 /// Counters of the process-wide state.
 #[napi]
 pub fn stats() -> NativeStats {
-    ext().stats().into()
+    NativeStats { promise_wakeups: settle::wakeups() as u32, ..ext().stats().into() }
 }

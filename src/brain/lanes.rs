@@ -286,8 +286,11 @@ fn start_readers(brain: Weak<Brain>) -> Option<Arc<Workers<ReadJob>>> {
     Arc::new(Workers::new(&placement())).start("brain-read", move |readers: &Workers<ReadJob>, i| {
         while readers.wait_for_work(i) {
             for job in readers.take(1) {
+                crate::stages::mark(crate::stages::Stage::Picked);
                 let b = brain.upgrade();
-                if let Some(deliver) = caught("a read", || job(b.as_deref())) {
+                let answered = caught("a read", || job(b.as_deref()));
+                crate::stages::mark(crate::stages::Stage::Answered);
+                if let Some(deliver) = answered {
                     drop(b);
                     readers.finishing(i);
                     caught("an answer", deliver);
@@ -311,6 +314,7 @@ fn start_writers(brain: Weak<Brain>) -> Option<Arc<Workers<WriteJob>>> {
             if group.is_empty() {
                 continue;
             }
+            crate::stages::mark(crate::stages::Stage::Picked);
             let (ops, dones): (Vec<WriteOp>, Vec<_>) = group.into_iter().map(|j| (j.op, j.done)).unzip();
             let results = brain.upgrade().and_then(|b| {
                 let out = caught("a group of writes", || b.write_all(&ops));
@@ -320,6 +324,7 @@ fn start_writers(brain: Weak<Brain>) -> Option<Arc<Workers<WriteJob>>> {
                 out
             });
             drop(turn);
+            crate::stages::mark(crate::stages::Stage::Answered);
             writers.finishing(i);
             match results {
                 Some(results) => dones.into_iter().zip(results).for_each(|(done, r)| done(r)),

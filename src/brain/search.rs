@@ -169,6 +169,10 @@ impl Brain {
     pub fn lookup_range(&self, fts_phrase: &str, range: (i64, i64), limit: u32) -> Result<Vec<Hit>> {
         let limit = limit as usize;
         self.with_reader(|c| {
+            // One read transaction for the lookup's statements (the largest rowid, the matches, each
+            // kept row): one snapshot, and SQLite takes its file locks once instead of per statement
+            // (2 `fcntl`s and an `fstat` each: 14 and 7 per lookup in autocommit, measured).
+            let _snapshot = ReadTransaction::begin(c)?;
             let max: Option<i64> = c.prepare_cached("SELECT max(rowid) FROM memories")?.query_row([], |r| r.get(0))?;
             self.rows_seen.store(max.unwrap_or(0), Ordering::Relaxed);
             let mut keep = limit + 8;
@@ -194,6 +198,29 @@ impl Brain {
             let rows = st.query_map(params![person_id, limit], |r| r.get::<_, Option<String>>(0))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().flatten().collect())
         })
+    }
+}
+
+/// A read transaction on a pooled connection, ended when dropped (also when a statement inside it
+/// failed or panicked), so that the connection goes back to the pool outside any transaction.
+struct ReadTransaction<'c>(&'c Connection);
+
+impl<'c> ReadTransaction<'c> {
+    fn begin(c: &'c Connection) -> rusqlite::Result<Self> {
+        c.prepare_cached("BEGIN")?.execute([])?;
+        Ok(ReadTransaction(c))
+    }
+}
+
+impl Drop for ReadTransaction<'_> {
+    fn drop(&mut self) {
+        // A read transaction has nothing to commit: this only releases the snapshot and its locks.
+        if let Err(e) = self.0.prepare_cached("COMMIT").and_then(|mut st| st.execute([])) {
+            if !self.0.is_autocommit() {
+                let _ = self.0.execute_batch("ROLLBACK");
+            }
+            crate::diag!("brain.db: ending a read transaction: {e}");
+        }
     }
 }
 

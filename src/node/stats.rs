@@ -2,6 +2,21 @@
 
 use super::NativeStats;
 use crate::extension::Stats;
+use napi_derive::napi;
+
+/// The last call's stages (src/stages.rs, once `traceStages(true)`), in nanoseconds of
+/// `CLOCK_MONOTONIC` (the clock of `process.hrtime`): arguments converted, queued, picked by a
+/// store thread, answered, JS thread woken, settle callback entered, settled. For bench/stages.mjs.
+#[napi]
+pub fn call_stages() -> Vec<f64> {
+    crate::stages::last().iter().map(|&ns| ns as f64).collect()
+}
+
+/// Turns the stamps of [`call_stages`] on or off (off at start). For bench/stages.mjs.
+#[napi]
+pub fn trace_stages(on: bool) {
+    crate::stages::trace(on)
+}
 
 impl From<Stats> for NativeStats {
     fn from(s: Stats) -> NativeStats {
@@ -30,6 +45,7 @@ impl From<Stats> for NativeStats {
             palace_down: mcp.is_some_and(|m| m.down),
             palace_next_try_ms: mcp.and_then(|m| m.next_try).map(|d| d.as_millis().min(u32::MAX as u128) as u32),
             stderr_lines_dropped: n(s.stderr_lines_dropped),
+            promise_wakeups: 0, // the binding's own counter: see `stats()`
         }
     }
 }

@@ -99,3 +99,20 @@ fn split_ranges_cover_every_rowid() {
     assert_eq!(split(1_000_000, 2, SPLIT_ROWS), vec![(i64::MIN, 500_000), (500_001, i64::MAX)]);
     assert_eq!(split(90_000, 3, 1000), vec![(i64::MIN, 30_000), (30_001, 60_000), (60_001, i64::MAX)]);
 }
+
+/// A lookup reads in one transaction and ends it: its pooled connection keeps no snapshot (a later
+/// lookup sees a row written since, a TRUNCATE checkpoint isn't blocked), also after a failing one.
+#[test]
+fn a_lookup_ends_its_read_transaction_even_when_it_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    put(&p, "a", "the cat is called Miso", Some("voice"), Some(0.7), "t");
+    assert_eq!(b.lookup("\"cat\"", 5).unwrap(), vec!["the cat is called Miso"]);
+    assert!(b.lookup("\"cat", 5).is_err(), "an unterminated phrase is an FTS5 syntax error");
+    put(&p, "b", "the cat sleeps all day", Some("voice"), Some(0.7), "t");
+    assert_eq!(b.lookup("\"cat\"", 5).unwrap().len(), 2, "the second row is seen: no snapshot held");
+    let c = Connection::open(&p).unwrap();
+    let busy: i64 = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).unwrap();
+    assert_eq!(busy, 0, "no reader holds the WAL");
+    assert_eq!(b.stats().reader_opens, 1, "one pooled connection, reused after the error");
+}

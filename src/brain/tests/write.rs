@@ -182,3 +182,35 @@ fn writes_from_many_threads_all_land_each_thread_in_its_own_order() {
         assert_eq!(mine, sorted, "thread {t}'s writes committed out of the order it queued them");
     }
 }
+
+/// Without a savepoint per write (issue 38): a write refused after its row and its index entries
+/// were made (an AFTER trigger) leaves nothing of either, and a write whose failure ends the
+/// transaction (`RAISE(ROLLBACK)`) fails the group, whose writes then run alone: it fails by
+/// itself and the others land once.
+#[test]
+fn a_group_write_refused_after_its_triggers_leaves_nothing_and_one_ending_the_transaction_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, p) = fresh(&dir);
+    Connection::open(&p)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse_after AFTER INSERT ON memories WHEN new.content = 'late bad' \
+             BEGIN SELECT RAISE(ABORT, 'refused late'); END;
+             CREATE TRIGGER end_all BEFORE INSERT ON memories WHEN new.content = 'fatal' \
+             BEGIN SELECT RAISE(ROLLBACK, 'rolled back'); END;",
+        )
+        .unwrap();
+    let out = b.write_all(&[op("good one"), op("late bad"), op("good two")]);
+    assert!(out[0].is_ok() && out[2].is_ok(), "{out:?}");
+    assert!(matches!(&out[1], Err(BrainError::Sqlite(e)) if e.to_string().contains("refused late")), "{out:?}");
+    assert_eq!(contents(&p), vec!["good one", "good two"]);
+    assert_eq!(contract_lookup(&p, "\"late bad\"", 5), Vec::<String>::new(), "no index entry of the refused row");
+    assert_eq!(contract_lookup(&p, "\"good\"", 5).len(), 2);
+    let out = b.write_all(&[op("third"), op("fatal"), op("fourth")]);
+    assert!(out[0].is_ok() && out[2].is_ok(), "{out:?}");
+    assert!(matches!(&out[1], Err(BrainError::Sqlite(e)) if e.to_string().contains("rolled back")), "{out:?}");
+    assert_eq!(contents(&p), vec!["good one", "good two", "third", "fourth"]);
+    assert_eq!(b.stats.write_groups.load(Ordering::Relaxed), 1, "the second group failed and ran alone");
+    b.write_all(&[op("later")]).pop().unwrap().unwrap();
+    assert_eq!(contents(&p).len(), 5);
+}
