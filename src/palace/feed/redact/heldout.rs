@@ -96,13 +96,39 @@ pub(crate) fn detect_secrets_table() -> BTreeMap<String, (usize, usize, Vec<Stri
     t
 }
 
+/// detect-secrets' positives this redactor lets through on purpose, each with why (a plugin, a
+/// piece of the line, the reason): docs/trust.md gives the cost of catching them.
+pub(crate) const KNOWN_MISSES: &[(&str, &str, &str)] = &[
+    (
+        "high_entropy_strings",
+        "",
+        "any quoted random string is one: digests, checksums and ids of real files are too (not attempted)",
+    ),
+    (
+        "basic_auth",
+        "username:password@",
+        "a URL whose password is the word `password` is documentation's form; taking it costs 288 markers in 26 files of the real-file corpus",
+    ),
+    (
+        "keyword",
+        "aws_secret_access_key: value with quotes and spaces",
+        "unquoted prose after a name is a description in YAML and docs more often than a passphrase",
+    ),
+];
+
 #[test]
-#[ignore = "a measurement (detect-secrets' positives, see docs/trust.md): --ignored --nocapture"]
 fn detect_secrets_own_positive_cases_are_caught() {
     let t = detect_secrets_table();
-    let (caught, total) = t.values().fold((0, 0), |(c, n), (a, b, _)| (c + a, n + b));
-    let missed: Vec<String> = t.iter().flat_map(|(p, (_, _, m))| m.iter().map(move |l| format!("{p}: {l}"))).collect();
-    assert!(caught * 100 >= total * 99, "{caught}/{total}; missed: {missed:#?}");
+    let known = |p: &str, l: &str| KNOWN_MISSES.iter().any(|(kp, kl, _)| *kp == p && l.contains(kl));
+    let missed: Vec<String> = t
+        .iter()
+        .flat_map(|(p, (_, _, m))| m.iter().filter(|l| !known(p, l)).map(move |l| format!("{p}: {l}")))
+        .collect();
+    assert!(missed.is_empty(), "missed: {missed:#?}");
+    // The list stays true: what it names is still let through (docs/trust.md says so).
+    for (p, l, _) in KNOWN_MISSES {
+        assert!(t.get(*p).is_some_and(|(_, _, m)| m.iter().any(|x| x.contains(l))), "{p}: {l} is caught now");
+    }
 }
 
 #[test]
