@@ -211,7 +211,7 @@ pub(super) fn user_password(s: &[u8], before: &[u8], _after: &[u8]) -> bool {
     let user = &user[user.iter().rposition(|b| b.is_ascii_whitespace() || b"'\"=".contains(b)).map_or(0, |i| i + 1)..];
     let group =
         s.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_')) && s.len() <= 16;
-    not_placeholder(s) && !is_reference(s) && s != user && !(group && !random_token(s))
+    not_placeholder(s) && !is_reference(s) && s != user && (!group || random_token(s))
 }
 
 /// An environment variable's name (`POSTGRES_PASSWORD`, `STRIPE_API_KEY`): capitals, digits and
