@@ -7,8 +7,10 @@ use serde_json::Value;
 /// The search tool recall runs (MemPalace's own).
 pub(crate) const SEARCH_TOOL: &str = "mempalace_search";
 
-/// Results asked of the search: the few best are all a prompt needs.
-const SEARCH_LIMIT: u64 = 5;
+/// Results asked of the search: the few best, of which [`super::select`] keeps those close enough.
+/// On long conversations the drawer that answers is often below the fifth (docs/mempalace-bridge.md,
+/// "How well it recalls").
+const SEARCH_LIMIT: u64 = 8;
 
 /// The query's words at most: MemPalace's recall protocol asks for short, keyword-like queries.
 const QUERY_MAX_WORDS: usize = 10;
