@@ -1,7 +1,7 @@
 //! Per-prompt recall (`MEMPALACE_RECALL=on`): for each run a user's own prompt starts, MemPalace's
 //! own search with a short keyword query made from the prompt and, when its best drawer scores at
 //! or above `MEMPALACE_RECALL_MIN_SCORE`, the drawers close to it injected as one hidden
-//! `mempalace-recall` message, each as its turn that matches the prompt best.
+//! `mempalace-recall` message.
 //!
 //! Small and never in the way (docs/mempalace-bridge.md, "Recall"): the prompt waits at most
 //! `MEMPALACE_RECALL_BUDGET_MS` (the search is cancelled on the server when it runs out), the
@@ -11,12 +11,11 @@
 //! feature.
 //!
 //! [`query`] makes the search's query of a prompt; [`drawers`] reads the answer and composes the
-//! message from the drawers [`select`] keeps, each cut to its best turn by [`snippet`] and to its
-//! share of the cap by [`fit`], and keeps the session's memory of what was shown; [`Recall`] here
+//! message from the drawers [`select`] keeps (each whole, or from its best-matching turn when too
+//! long: [`snippet`]), and keeps the session's memory of what was shown; [`Recall`] here
 //! runs the search through the caller the bridge hands it and owns the deadline.
 
 mod drawers;
-mod fit;
 mod query;
 mod select;
 mod snippet;
