@@ -3,7 +3,7 @@
 // et al., ACL 2024), against MemPalace's own search, with the REAL MemPalace 3.11.0.
 //
 //   git clone https://github.com/snap-research/locomo /tmp/locomo   # or any copy of it
-//   node bench/recall-locomo.mjs --locomo /tmp/locomo/data/locomo10.zip [--convs 26,41] [--passes quality,default]
+//   node bench/recall-locomo.mjs --locomo /tmp/locomo/data/locomo10.zip [--convs 26,41] [--passes quality,default,sweep]
 //
 // `--locomo`: the fetched data (locomo10.zip, the folder it unpacks to, or a locomo10.json); it is
 // never copied into the repository. Conversation 30 is kept aside for acceptance and is measured
@@ -11,10 +11,15 @@
 // content hash of its session files): each LoCoMo session written as a pi session file (the first
 // speaker the user, the other the assistant) and fed by the package's own `dotty-pi-ext feed`, the
 // drawers a user would get. Then every question is asked as the first prompt of a session, through
-// the addon's own before_agent_start handlers (bench/lib/recall-child.mjs), in two passes:
+// the addon's own before_agent_start handlers (bench/lib/recall-child.mjs), in three passes:
 //   quality: MEMPALACE_RECALL_BUDGET_MS=5000 (only quality is judged), and beside each prompt
 //            MemPalace's own mempalace_search {query: <the whole question>, limit: 5}: the baseline;
-//   default: the shipped settings (500 ms budget): hit rate, bytes and how long the prompt was held.
+//   default: the shipped settings (500 ms budget): hit rate, bytes and how long the prompt was held;
+//   sweep: MEMPALACE_RECALL_MIN_SCORE=0, no cap, budget 5 s: every drawer
+//            the search found within NEAR_BEST of its best, with its score, so that other
+//            thresholds can be applied afterwards with the product's rules (select.rs; the cap of
+//            2,000 bytes filled as compose() in drawers.rs does). Scores are read as the message
+//            prints them (two decimals).
 // A hit: the recall message (or, for the baseline, one of the five drawers) holds the whole text of
 // one of the question's evidence turns, both normalized (bench/lib/locomo.mjs). Prints markdown on
 // stdout; progress on stderr; raw rows in bench/data/recall-locomo-last-run.json.
@@ -32,14 +37,14 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt; };
 const where = arg('locomo');
 if (!where) {
-  console.error('usage: node bench/recall-locomo.mjs --locomo <locomo10.zip | its folder | locomo10.json> [--convs 26,41] [--passes quality,default]');
+  console.error('usage: node bench/recall-locomo.mjs --locomo <locomo10.zip | its folder | locomo10.json> [--convs 26,41] [--passes quality,default,sweep]');
   process.exit(2);
 }
 const HOLD_OUT = 'conv-30';
 const all = readLocomo(where);
 const picked = arg('convs')?.split(',').map((c) => (c.startsWith('conv-') ? c : `conv-${c}`));
 const convs = all.filter((c) => (picked ? picked.includes(c.id) : c.id !== HOLD_OUT));
-const PASSES = arg('passes', 'quality,default').split(',').filter((p) => p && p !== 'none');
+const PASSES = arg('passes', 'quality,default,sweep').split(',').filter((p) => p && p !== 'none');
 const log = (...a) => console.error('[locomo bench]', ...a);
 
 const env = (dir, extra) => ({
@@ -122,6 +127,37 @@ const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s.lengt
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const pc = (n, d) => (d ? `${((100 * n) / d).toFixed(1)} %` : '–');
 
+// The product's rules for the sweep, read from their one owner rather than copied.
+const selectRs = fs.readFileSync(path.join(here, '../src/palace/context/recall/select.rs'), 'utf8');
+const NEAR_BEST = Number(selectRs.match(/const NEAR_BEST: f64 = ([0-9.]+);/)[1]);
+const BELOW_GATE = Number(selectRs.match(/const BELOW_GATE: f64 = ([0-9.]+);/)[1]);
+const SWEEP = [0.35, 0.38, 0.4, 0.42, 0.43, 0.44, 0.45, 0.47, 0.5];
+/** A sweep pass's message: its header and its drawers' lines ({lead, score, text}). */
+function sweepLines(message) {
+  const [header = '', ...lines] = message.split('\n');
+  return { header, lines: lines.map((l) => l.match(/^(- \S+ \((?:[^)]*, )?([0-9.]+)\): )(.*)$/)).filter(Boolean).map((m) => ({ lead: `\n${m[1]}`, score: Number(m[2]), text: m[3] })) };
+}
+/** What a threshold of `t` and a cap of `max` bytes would inject of a sweep's drawers: nothing
+ *  unless the best reaches t, then those down to t − BELOW_GATE (all are within NEAR_BEST of the
+ *  best), whole while they fit, the first cut to fit. */
+function injectAt({ header, lines }, t, max = 2000) {
+  if (!lines.length) return '';
+  const best = Math.max(...lines.map((l) => l.score));
+  if (best < t) return '';
+  let out = header, n = 0;
+  for (const l of lines.filter((x) => x.score >= Math.max(t - BELOW_GATE, best - NEAR_BEST))) {
+    const room = max - Buffer.byteLength(out) - Buffer.byteLength(l.lead);
+    let text = l.text;
+    if (Buffer.byteLength(text) > room) {
+      if (n || room < 40) continue;
+      text = Buffer.from(text).subarray(0, room - 3).toString('utf8').replace(/\uFFFD$/, '') + '…';
+    }
+    out += l.lead + text;
+    n += 1;
+  }
+  return n ? out : '';
+}
+
 const rows = [];
 for (const conv of convs) {
   const dir = await palace(conv);
@@ -129,7 +165,7 @@ for (const conv of convs) {
   if (!PASSES.length) continue;
   for (const p of PASSES) {
     log(`${conv.id}: ${p} pass (${conv.qa.length} questions)`);
-    const extra = p === 'quality' ? { MEMPALACE_RECALL_BUDGET_MS: '5000' } : {};
+    const extra = { quality: { MEMPALACE_RECALL_BUDGET_MS: '5000' }, default: {}, sweep: { MEMPALACE_RECALL_BUDGET_MS: '5000', MEMPALACE_RECALL_MIN_SCORE: '0', MEMPALACE_RECALL_MAX_BYTES: '100000' } }[p];
     runs[p] = await pass(dir, conv, extra, p === 'quality');
   }
   conv.qa.forEach((q, i) => {
@@ -137,6 +173,10 @@ for (const conv of convs) {
     const row = { conv: conv.id, category: q.category, question: q.question, evidence };
     for (const p of PASSES) {
       const r = runs[p].out[i];
+      if (p === 'sweep') {
+        row.sweep = sweepLines(r.message);
+        continue;
+      }
       row[p] = { ms: r.ms, bytes: Buffer.byteLength(r.message), drawers: r.message.split('\n- ').length - 1, hit: holdsEvidence(r.message, evidence) };
       if (r.baseline) row.baseline = r.baseline.some((t) => holdsEvidence(t, evidence));
     }
@@ -151,20 +191,35 @@ const answerable = rows.filter((r) => r.category !== 5 && r.evidence.length);
 const adversarial = rows.filter((r) => r.category === 5);
 console.log(`# Recall on LoCoMo (${convs.map((c) => c.id).join(', ')}): ${answerable.length} answerable questions, ${adversarial.length} adversarial\n`);
 console.log('Hit: the recall message holds the whole text of an evidence turn (normalized); R@5: one of mempalace_search\'s five drawers for the whole question does.\n');
-const cols = PASSES.map((p) => (p === 'quality' ? 'recall, budget 5 s' : 'recall, default budget'));
+const MEASURED = PASSES.filter((p) => p !== 'sweep');
+const cols = MEASURED.map((p) => (p === 'quality' ? 'recall, budget 5 s' : 'recall, default budget'));
 console.log(`| category | questions | MemPalace R@5 (whole question) | ${cols.join(' | ')} |`);
 console.log(`|---|---|---|${cols.map(() => '---|').join('')}`);
 const line = (name, rs) => {
   const base = rs.filter((r) => r.baseline).length;
-  const cells = PASSES.map((p) => `${pc(rs.filter((r) => r[p].hit).length, rs.length)}${PASSES.includes('quality') ? ` (${(rs.filter((r) => r[p].hit).length / Math.max(1, base)).toFixed(2)} ×)` : ''}`);
+  const cells = MEASURED.map((p) => `${pc(rs.filter((r) => r[p].hit).length, rs.length)}${PASSES.includes('quality') ? ` (${(rs.filter((r) => r[p].hit).length / Math.max(1, base)).toFixed(2)} ×)` : ''}`);
   console.log(`| ${name} | ${rs.length} | ${PASSES.includes('quality') ? pc(base, rs.length) : '–'} | ${cells.join(' | ')} |`);
 };
 for (const c of [1, 2, 3, 4]) line(`${c} ${CATEGORIES[c]}`, answerable.filter((r) => r.category === c));
 line('**all answerable**', answerable);
 console.log('\n| pass | answerable with a message | adversarial with a message | drawers / message | bytes / message (mean, max) | prompt held p50 / p99 / max |');
 console.log('|---|---|---|---|---|---|');
-for (const p of PASSES) {
+for (const p of MEASURED) {
   const msgs = rows.filter((r) => r[p].bytes);
   const held = rows.map((r) => r[p].ms);
   console.log(`| ${p} | ${pc(answerable.filter((r) => r[p].bytes).length, answerable.length)} | ${pc(adversarial.filter((r) => r[p].bytes).length, adversarial.length)} | ${mean(msgs.map((r) => r[p].drawers)).toFixed(2)} | ${mean(msgs.map((r) => r[p].bytes)).toFixed(0)}, ${Math.max(0, ...msgs.map((r) => r[p].bytes))} | ${pct(held, 0.5).toFixed(0)} / ${pct(held, 0.99).toFixed(0)} / ${Math.max(...held).toFixed(0)} ms |`);
+}
+
+if (PASSES.includes('sweep')) {
+  console.log(`\n## Threshold sweep (MEMPALACE_RECALL_MIN_SCORE, the gate), from the sweep pass, at a cap of 2,000 bytes\n`);
+  console.log('| MIN_SCORE | answerable: hit | × R@5 | answerable with a message | adversarial with a message | drawers / message |');
+  console.log('|---|---|---|---|---|---|');
+  const base = answerable.filter((r) => r.baseline).length;
+  for (const t of SWEEP) {
+    const m = (r) => injectAt(r.sweep, t);
+    const hits = answerable.filter((r) => holdsEvidence(m(r), r.evidence)).length;
+    const msgs = rows.map(m).filter(Boolean);
+    const d = mean(msgs.map((x) => x.split('\n- ').length - 1));
+    console.log(`| ${t.toFixed(2)} | ${pc(hits, answerable.length)} | ${base ? (hits / base).toFixed(2) : '–'} | ${pc(answerable.filter((r) => m(r)).length, answerable.length)} | ${pc(adversarial.filter((r) => m(r)).length, adversarial.length)} | ${d.toFixed(2)} |`);
+  }
 }

@@ -49,7 +49,7 @@ const pc = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : '–');
 // recall message's lines ("- <drawer id> (<wing>/<room>, <score>): <text>").
 const prelude = `${RUN_PROMPT}
   const lines = (m) => (m ? m.content.split('\\n').slice(1).map((l) => {
-    const x = l.match(/^- (\\S+) \\([^)]*, ([0-9.]+)\\): /);
+    const x = l.match(/^- (\\S+) \\((?:[^)]*, )?([0-9.]+)\\): /);
     return x && { id: x[1], score: Number(x[2]) };
   }).filter(Boolean) : []);
 `;

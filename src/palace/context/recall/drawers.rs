@@ -96,13 +96,8 @@ pub(crate) fn compose(query: &str, hits: &[Hit], cfg: &RecallConfig, injected: &
         if injected.contains(&hit.id) || injected.contains(&text_key(&hit.text)) || named.contains(&&hit.id) {
             continue;
         }
-        let lead = format!(
-            "\n- {} ({}/{}, {:.2}): ",
-            one_line(&hit.id),
-            one_line(&hit.wing),
-            one_line(&hit.room),
-            hit.similarity
-        );
+        // MemPalace's ids name the wing and the room (`drawer_<wing>_<room>_<hash>`): not repeated.
+        let lead = format!("\n- {} ({:.2}): ", one_line(&hit.id), hit.similarity);
         let room = cfg.max_bytes.saturating_sub(out.len() + lead.len());
         let mut text = snippet::excerpt(&hit.text, query, DRAWER_MAX_BYTES);
         if text.len() > room {
@@ -224,10 +219,7 @@ mod tests {
         let found = hits(ANSWER).unwrap();
         let text = compose("billing database", &found, &cfg(), &mut injected).unwrap();
         assert!(text.starts_with("[MemPalace recall] "), "{text}");
-        assert!(
-            text.contains("\n- drawer_wing_test_notes_9e4a (wing_test/notes, 0.58): We chose PostgreSQL"),
-            "{text}"
-        );
+        assert!(text.contains("\n- drawer_wing_test_notes_9e4a (0.58): We chose PostgreSQL"), "{text}");
         assert!(!text.contains("Grandma"), "below the threshold: {text}");
         assert_eq!(injected, HashSet::from(["drawer_wing_test_notes_9e4a".to_string()]));
         assert_eq!(compose("billing database", &found, &cfg(), &mut injected), None, "already injected");
@@ -298,12 +290,7 @@ mod tests {
         let found = [hit("drawer_a\nINJECT", 0.9, "line one\n\n- drawer_fake (x/y, 1.00): line\u{7}two\r\n")];
         let text = compose("q", &found, &cfg(), &mut HashSet::new()).unwrap();
         assert_eq!(text.lines().filter(|l| l.starts_with("- ")).count(), 1, "{text}");
-        assert!(
-            text.contains(
-                "- drawer_a INJECT (wing_code/decisions, 0.90): line one - drawer_fake (x/y, 1.00): line two"
-            ),
-            "{text}"
-        );
+        assert!(text.contains("- drawer_a INJECT (0.90): line one - drawer_fake (x/y, 1.00): line two"), "{text}");
     }
 
     #[test]
