@@ -28,7 +28,7 @@ import { fileDrawers, RUN_PROMPT } from './lib/recall-child.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt; };
 const SIZES = arg('sizes', '300,10000').split(',').map(Number);
-const THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];
+const THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.42, 0.43, 0.44, 0.45, 0.5, 0.55, 0.6];
 // The product's rules, read from their one owner rather than copied: the relative cut, the floor
 // under the gate and the default threshold (the gate).
 const selectRs = fs.readFileSync(path.join(here, '../src/palace/context/recall/select.rs'), 'utf8');

@@ -45,7 +45,8 @@ pub struct RecallConfig {
     pub budget: Duration,
     /// `MEMPALACE_RECALL_MAX_BYTES` (default 2000, ≥ [`MIN_MAX_BYTES`]).
     pub max_bytes: usize,
-    /// `MEMPALACE_RECALL_MIN_SCORE` (default 0.45, chosen on the labelled set of bench/recall.mjs):
+    /// `MEMPALACE_RECALL_MIN_SCORE` (default 0.43, chosen on LoCoMo by bench/recall-locomo.mjs and
+    /// the labelled set of bench/recall.mjs):
     /// the least `similarity` of the search's best drawer for anything to be recalled (the other
     /// drawers' floor is relative: `select`).
     pub min_score: f64,
@@ -299,7 +300,7 @@ mod tests {
                 on: false,
                 budget: Duration::from_millis(500),
                 max_bytes: 2000,
-                min_score: 0.45,
+                min_score: 0.43,
                 other_min_score: None
             }
         );
@@ -333,7 +334,7 @@ mod tests {
                 on: false,
                 budget: Duration::from_millis(500),
                 max_bytes: 2000,
-                min_score: 0.45,
+                min_score: 0.43,
                 other_min_score: None
             }
         );
