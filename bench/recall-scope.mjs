@@ -49,7 +49,7 @@ async function pass(scope) {
        native.sessionStart('resume', true, [], p.cwd, true);
        const t0 = performance.now();
        const m = await run(p.prompt);
-       const lines = m ? m.content.split('\\n').slice(1).map((l) => l.match(/^- (\\S+) \\(([^/]+)\\//)).filter(Boolean).map((x) => ({ id: x[1], wing: x[2] })) : [];
+       const lines = m ? m.content.split('\\n').slice(1).map((l) => l.match(/^- (\\S+) \\(/)).filter(Boolean).map((x) => ({ id: x[1] })) : [];
        out.push({ drawer: p.drawer, wing: p.wing, ms: performance.now() - t0, lines });
      }
      await native.sessionShutdown('quit');
@@ -58,6 +58,8 @@ async function pass(scope) {
     { timeoutMs: 3600_000 },
   );
   if (r.error) throw new Error(`${r.error}\n${r.stderr.slice(-2000)}`);
+  // A line names the drawer's id, which names its wing (MemPalace's drawer_<wing>_<room>_<hash>).
+  for (const row of r.result) for (const l of row.lines) l.wing = WINGS.find((w) => l.id.startsWith(`drawer_${w}_`)) ?? '?';
   return r.result;
 }
 

@@ -28,10 +28,12 @@ import { fileDrawers, RUN_PROMPT } from './lib/recall-child.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt; };
 const SIZES = arg('sizes', '300,10000').split(',').map(Number);
-const THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];
-// The product's rules, read from their one owner rather than copied: the relative cut and the default threshold.
-const recallRs = fs.readFileSync(path.join(here, '../src/palace/context/recall/drawers.rs'), 'utf8');
-const NEAR_BEST = Number(recallRs.match(/const NEAR_BEST: f64 = ([0-9.]+);/)[1]);
+const THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.42, 0.43, 0.44, 0.45, 0.5, 0.55, 0.6];
+// The product's rules, read from their one owner rather than copied: the relative cut, the floor
+// under the gate and the default threshold (the gate).
+const selectRs = fs.readFileSync(path.join(here, '../src/palace/context/recall/select.rs'), 'utf8');
+const NEAR_BEST = Number(selectRs.match(/const NEAR_BEST: f64 = ([0-9.]+);/)[1]);
+const BELOW_GATE = Number(selectRs.match(/const BELOW_GATE: f64 = ([0-9.]+);/)[1]);
 const envRs = fs.readFileSync(path.join(here, '../src/env/table.rs'), 'utf8');
 const DEFAULT_MIN = Number(envRs.match(/"MEMPALACE_RECALL_MIN_SCORE"[\s\S]*?Text\("([0-9.]+)"\)/)[1]);
 const set = JSON.parse(fs.readFileSync(path.join(here, 'recall/set.json'), 'utf8'));
@@ -47,7 +49,7 @@ const pc = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : '–');
 // recall message's lines ("- <drawer id> (<wing>/<room>, <score>): <text>").
 const prelude = `${RUN_PROMPT}
   const lines = (m) => (m ? m.content.split('\\n').slice(1).map((l) => {
-    const x = l.match(/^- (\\S+) \\([^)]*, ([0-9.]+)\\): /);
+    const x = l.match(/^- (\\S+) \\((?:[^)]*, )?([0-9.]+)\\): /);
     return x && { id: x[1], score: Number(x[2]) };
   }).filter(Boolean) : []);
 `;
@@ -109,13 +111,14 @@ async function pass(dir, extra) {
 }
 
 /** Quality at `t` from the scored lines: what a threshold of `t` would inject. At MIN_SCORE=0 the
- *  message already holds every drawer within NEAR_BEST of the best one (compose() in
- *  src/palace/context/recall/drawers.rs), which are the candidates at any threshold: the rule is applied again here. */
+ *  message already holds every drawer within NEAR_BEST of the best one (picked() in
+ *  src/palace/context/recall/select.rs), which are the candidates at any threshold: the rule is
+ *  applied again here (nothing unless the best reaches t; then down to t - BELOW_GATE). */
 function quality(rows, ids, t) {
   const pos = rows.filter((r) => r.drawer), neg = rows.filter((r) => !r.drawer);
   const kept = (r) => {
     const best = Math.max(...r.lines.map((l) => l.score));
-    return r.lines.filter((l) => l.score >= Math.max(t, best - NEAR_BEST));
+    return best < t ? [] : r.lines.filter((l) => l.score >= Math.max(t - BELOW_GATE, best - NEAR_BEST));
   };
   const hit = (r) => kept(r).some((l) => l.id === ids[r.drawer]);
   const injectedPos = pos.flatMap(kept);
@@ -145,7 +148,7 @@ fs.writeFileSync(path.join(here, 'data', 'recall-last-run.json'), JSON.stringify
 console.log(`# Recall on the labelled set (${set.drawers.length} drawers; ${set.prompts.filter((p) => p.drawer).length} prompts with a relevant drawer, ${set.prompts.filter((p) => !p.drawer).length} with none)\n`);
 console.log(`Hit: the labelled drawer is injected. Precision: injected drawers that are the labelled one, over all injected on prompts with one (a lower bound: another injected drawer may be relevant too). Top-1: the first injected drawer is the labelled one, over prompts that got any. Unrelated: prompts with no relevant drawer that got a message.\n`);
 for (const { size, sweep, dflt, status, ids } of rowsOut) {
-  console.log(`## ${size} drawers: threshold sweep (scores from the search; budget 30 s, no cap; within ${NEAR_BEST} of the best drawer)\n`);
+  console.log(`## ${size} drawers: threshold sweep (scores from the search; budget 30 s, no cap; when the best drawer reaches MIN_SCORE, those within ${NEAR_BEST} of it and no lower than MIN_SCORE − ${BELOW_GATE})\n`);
   console.log('| MIN_SCORE | hit | precision | top-1 | drawers / prompt | unrelated with a message | drawers / unrelated prompt |');
   console.log('|---|---|---|---|---|---|---|');
   for (const t of THRESHOLDS) {

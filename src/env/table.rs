@@ -115,7 +115,7 @@ pub(crate) const VARIABLES: &[Var] = &[
     var("MEMPALACE_RECALL", Text("off"), Kind::Text, "on: each prompt of the user's gets the palace's drawers that bear on it, as a hidden message"),
     var("MEMPALACE_RECALL_BUDGET_MS", Number(500), Kind::Millis, "the longest a prompt waits for recall; then it goes on without"),
     var("MEMPALACE_RECALL_MAX_BYTES", Number(2000), Kind::Number, "cap on the recall message (UTF-8 bytes)"),
-    var("MEMPALACE_RECALL_MIN_SCORE", Text("0.45"), Kind::Fraction, "least MemPalace similarity (0 to 1) a drawer needs to be recalled"),
+    var("MEMPALACE_RECALL_MIN_SCORE", Text("0.43"), Kind::Fraction, "least MemPalace similarity (0 to 1) the best drawer needs for anything to be recalled"),
     var("MEMPALACE_RECALL_OTHER_MIN_SCORE", Described("never"), Kind::Fraction, "project scope: least similarity a drawer of another wing needs to be recalled (unset: never)"),
     var("MEMPALACE_FEED", Text("1"), Kind::Switch, "0 disables transcript feeding"),
     var("MEMPALACE_FEED_BIN", Text("mempalace-pi-session"), Kind::Text, "external exporter, used when on PATH (else the built-in one)"),

@@ -574,7 +574,7 @@ mod tests {
         assert_eq!(b.recall().await, None);
         let searched: Vec<Value> =
             calls(&log).into_iter().filter(|(t, _)| t == "mempalace_search").map(|(_, a)| a).collect();
-        assert!(searched.contains(&json!({"query": "billing database choose", "limit": 5})), "{searched:?}");
+        assert!(searched.contains(&json!({"query": "billing database choose", "limit": 10})), "{searched:?}");
         let status = b.status_report();
         assert!(status.contains("0 searched, 0 injected (0 bytes), 0 over the budget, 1 failed"), "{status}");
     }

@@ -1,6 +1,7 @@
 //! Per-prompt recall (`MEMPALACE_RECALL=on`): for each run a user's own prompt starts, MemPalace's
-//! own search with a short keyword query made from the prompt, and the drawers that score at or
-//! above `MEMPALACE_RECALL_MIN_SCORE` injected as one hidden `mempalace-recall` message.
+//! own search with a short keyword query made from the prompt and, when its best drawer scores at
+//! or above `MEMPALACE_RECALL_MIN_SCORE`, the drawers close to it injected as one hidden
+//! `mempalace-recall` message.
 //!
 //! Small and never in the way (docs/mempalace-bridge.md, "Recall"): the prompt waits at most
 //! `MEMPALACE_RECALL_BUDGET_MS` (the search is cancelled on the server when it runs out), the
@@ -9,12 +10,15 @@
 //! Irrelevant recall on every prompt costs users real money: the threshold and the cap are the
 //! feature.
 //!
-//! [`query`] makes the search's query of a prompt; [`drawers`] reads the answer, picks the drawers
-//! and composes the message, and keeps the session's memory of what was shown; [`Recall`] here
+//! [`query`] makes the search's query of a prompt; [`drawers`] reads the answer and composes the
+//! message from the drawers [`select`] keeps (each whole, or from its best-matching turn when too
+//! long: [`snippet`]), and keeps the session's memory of what was shown; [`Recall`] here
 //! runs the search through the caller the bridge hands it and owns the deadline.
 
 mod drawers;
 mod query;
+mod select;
+mod snippet;
 
 pub(crate) use drawers::{diary_keys, recalled_ids, Injected};
 
@@ -41,7 +45,10 @@ pub struct RecallConfig {
     pub budget: Duration,
     /// `MEMPALACE_RECALL_MAX_BYTES` (default 2000, ≥ [`MIN_MAX_BYTES`]).
     pub max_bytes: usize,
-    /// `MEMPALACE_RECALL_MIN_SCORE` (default 0.45, chosen on the labelled set of bench/recall.mjs): the least `similarity` recalled.
+    /// `MEMPALACE_RECALL_MIN_SCORE` (default 0.43, chosen on LoCoMo by bench/recall-locomo.mjs and
+    /// the labelled set of bench/recall.mjs):
+    /// the least `similarity` of the search's best drawer for anything to be recalled (the other
+    /// drawers' floor is relative: `select`).
     pub min_score: f64,
     /// `MEMPALACE_RECALL_OTHER_MIN_SCORE` (default: none): under project scope, the least
     /// `similarity` of a drawer of another wing than the session's; None: never one.
@@ -79,7 +86,7 @@ impl RecallConfig {
             return "recall: off (MEMPALACE_RECALL=on recalls drawers for each prompt)".to_string();
         }
         format!(
-            "recall: on, within {} ms, drawers with similarity ≥ {:.2}, at most {} bytes",
+            "recall: on, within {} ms, when the best drawer's similarity is ≥ {:.2}, at most {} bytes",
             self.budget.as_millis(),
             self.min_score,
             self.max_bytes
@@ -293,7 +300,7 @@ mod tests {
                 on: false,
                 budget: Duration::from_millis(500),
                 max_bytes: 2000,
-                min_score: 0.45,
+                min_score: 0.43,
                 other_min_score: None
             }
         );
@@ -327,7 +334,7 @@ mod tests {
                 on: false,
                 budget: Duration::from_millis(500),
                 max_bytes: 2000,
-                min_score: 0.45,
+                min_score: 0.43,
                 other_min_score: None
             }
         );

@@ -7,8 +7,11 @@ use serde_json::Value;
 /// The search tool recall runs (MemPalace's own).
 pub(crate) const SEARCH_TOOL: &str = "mempalace_search";
 
-/// Results asked of the search: the few best are all a prompt needs.
-const SEARCH_LIMIT: u64 = 5;
+/// Results asked of the search: the few best, of which [`super::select`] keeps those close enough.
+/// On long conversations the drawer that answers is often below the fifth, and MemPalace re-ranks a
+/// pool three times the limit, so a larger limit ranks better too (docs/mempalace-bridge.md, "How
+/// well it recalls").
+const SEARCH_LIMIT: u64 = 10;
 
 /// The query's words at most: MemPalace's recall protocol asks for short, keyword-like queries.
 const QUERY_MAX_WORDS: usize = 10;
