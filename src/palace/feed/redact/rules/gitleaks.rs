@@ -148,6 +148,7 @@ pub(super) fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
             whole,
             twin_word,
             reach: reach(&r.regex),
+            name_first: false,
         };
         out.push((rule, r.keywords));
     }

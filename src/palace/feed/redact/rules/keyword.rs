@@ -50,6 +50,7 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
             whole: false,
             twin_word: None,
             reach: REACH,
+            name_first: true,
         })
     };
     let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();

@@ -72,6 +72,10 @@ pub(super) struct Rule {
     /// The longest match of the regex in bytes, at most [`MAX_REACH`]: a match that holds one of
     /// the rule's keywords lies within this many bytes of it.
     pub(super) reach: usize,
+    /// The regex starts at the credential's word of a name (`password`, not `db_password`): a
+    /// leading class of the name's letters would make every letter a place a match may begin. An
+    /// allowlist of the match sees the name from its start (up to 40 bytes back).
+    pub(super) name_first: bool,
 }
 
 /// What decides that a rule runs on a string: one of its keywords is in it (gitleaks' way), or
@@ -111,7 +115,8 @@ impl Rule {
             {
                 continue;
             }
-            if self.allowed(s, whole.as_bytes(), line_of(hay, whole.start(), whole.end())) {
+            let from = if self.name_first { name_start(hay, whole.start()) } else { whole.start() };
+            if self.allowed(s, &hay[from..whole.end()], line_of(hay, whole.start(), whole.end())) {
                 continue;
             }
             let rank = match &self.twin_word {
@@ -139,6 +144,15 @@ impl Rule {
             a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
         })
     }
+}
+
+/// Where the name that ends at `at` starts: up to 40 bytes of `[A-Za-z0-9_.-]` before it.
+fn name_start(hay: &[u8], at: usize) -> usize {
+    let lo = at.saturating_sub(40);
+    hay[lo..at]
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+        .map_or(lo, |i| lo + i + 1)
 }
 
 /// The farthest a rule's match reaches from its keyword when its pattern has no longest match
@@ -310,6 +324,7 @@ impl Rules {
                         whole: false,
                         twin_word: None,
                         reach: reach(pattern),
+                        name_first: false,
                     });
                 }
                 Err(e) => warnings.push(format!(

@@ -9,6 +9,10 @@ use super::random::random_token;
 use super::{compile, reach, Check, Rule};
 use std::sync::Arc;
 
+/// How the two assignment rules begin: at the credential's word of the name (see
+/// [`Rule::name_first`]).
+const NAME_FIRST: &str = "(?i)(?:";
+
 /// Formats gitleaks has no rule for (it scans code, we scan what a terminal and a model said).
 pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -24,6 +28,7 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
             whole: false,
             twin_word: None,
             reach: reach(pattern),
+            name_first: pattern.starts_with(NAME_FIRST),
         })
     };
     [
@@ -52,7 +57,7 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
         (
             rule(
                 "key-assignment",
-                r#"(?i)\b[a-z0-9_.-]{0,40}(?:token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([A-Za-z0-9+/_.~=-]{16,512})"#,
+                r#"(?i)(?:token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([A-Za-z0-9+/_.~=-]{16,512})"#,
                 Some(random_secret),
                 2,
             ),
@@ -73,7 +78,7 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
         (
             rule(
                 "password-assignment",
-                r#"(?i)\b[a-z0-9_.-]{0,40}(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,200})"#,
+                r#"(?i)(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,200})"#,
                 Some(assigned_secret),
                 2,
             ),

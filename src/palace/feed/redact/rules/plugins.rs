@@ -31,6 +31,7 @@ pub(super) fn plugins() -> Vec<(Rule, Gate)> {
             whole: false,
             twin_word: None,
             reach: reach(pattern),
+            name_first: false,
         })
     };
     let words = |w: &[&str]| Gate::Keywords(w.iter().map(|s| s.to_string()).collect());
