@@ -6,10 +6,8 @@
 //! a credential's alphabet; these take what a person types between quotes, spaces included.
 
 use super::code::{is_code, is_version, wordy};
-use super::gitleaks::global_allow;
 use super::ours::{is_reference, not_placeholder};
-use super::{compile, Check, Rule};
-use std::sync::Arc;
+use super::{Check, Rule};
 
 /// detect-secrets' denylist of names: a name that holds one of these says its value is secret.
 const NAMES: &str = r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contrase(?:\xC3\xB1|n)a)";
@@ -39,19 +37,7 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
     let named = format!(r#"(?i){name}(?:{after}{quoted}|[ \t]+{quoted}[ \t]*;|{soup})"#);
     let before = format!(r#"(?i){quoted}[ \t]*[!=]={{1,2}}[ \t]*[a-z0-9_.]*{NAMES}"#);
     let rule = |pattern: &str, check: Check| {
-        compile(pattern).ok().map(|regex| Rule {
-            kind: Arc::from("password-assignment"),
-            regex,
-            secret_group: None,
-            entropy: None,
-            allow: global_allow(),
-            check: Some(check),
-            priority: 2,
-            whole: false,
-            twin_word: None,
-            reach: REACH,
-            name_first: true,
-        })
+        Rule::own("password-assignment", pattern, false, Some(check), REACH).map(|r| Rule { name_first: true, ..r })
     };
     let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
     [rule(&named, name_value), rule(&before, compared_secret)]

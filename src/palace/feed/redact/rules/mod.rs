@@ -98,6 +98,25 @@ pub(super) struct Hit {
 }
 
 impl Rule {
+    /// A rule of this crate's own (not gitleaks'): `pattern` compiled, gitleaks' global allowlist,
+    /// its check, priority 2 (after gitleaks' rule of the same span), the secret its first group
+    /// (or, without `group`, its first non-empty group), reaching `reach` bytes from its keyword.
+    pub(super) fn own(kind: &str, pattern: &str, group: bool, check: Option<Check>, reach: usize) -> Option<Rule> {
+        compile(pattern).ok().map(|regex| Rule {
+            kind: Arc::from(kind),
+            regex,
+            secret_group: group.then_some(1),
+            entropy: None,
+            allow: gitleaks::global_allow(),
+            check,
+            priority: 2,
+            whole: false,
+            twin_word: None,
+            reach,
+            name_first: false,
+        })
+    }
+
     /// Every secret this rule finds in `hay`.
     pub(super) fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
         scanned(hay.len());

@@ -4,10 +4,8 @@
 //! the value is a placeholder, a reference to a secret kept elsewhere, or code.
 
 use super::code::{is_code, is_digest, is_file_name, is_version, wordy};
-use super::gitleaks::global_allow;
 use super::random::random_token;
-use super::{compile, reach, Check, Rule};
-use std::sync::Arc;
+use super::{reach, Check, Rule};
 
 /// How the two assignment rules begin: at the credential's word of the name (see
 /// [`Rule::name_first`]).
@@ -16,20 +14,9 @@ const NAME_FIRST: &str = "(?i)(?:";
 /// Formats gitleaks has no rule for (it scans code, we scan what a terminal and a model said).
 pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let rule = |kind: &str, pattern: &str, check: Option<Check>, priority: u8| {
-        compile(pattern).ok().map(|regex| Rule {
-            kind: Arc::from(kind),
-            regex,
-            secret_group: Some(1),
-            entropy: None,
-            allow: global_allow(),
-            check,
-            priority,
-            whole: false,
-            twin_word: None,
-            reach: reach(pattern),
-            name_first: pattern.starts_with(NAME_FIRST),
-        })
+    let rule = |kind: &str, pattern: &str, check: Option<Check>| {
+        Rule::own(kind, pattern, true, check, reach(pattern))
+            .map(|r| Rule { name_first: pattern.starts_with(NAME_FIRST), ..r })
     };
     [
         // scheme://user:password@host: the password (the user name stays).
@@ -38,18 +25,17 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
                 "url-password",
                 r"\b(?:[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'`]{1,256}|(?i:redis|rediss|postgres|postgresql|mysql|mariadb|mongodb|mongodb\+srv|amqp|amqps)://):([^\s/@'`]{1,256})@[a-zA-Z0-9\[]",
                 Some(url_secret),
-                2,
             ),
             words(&["://"]),
         ),
         // ~/.netrc: `machine <host> login <user> password <secret>`, on one line or several.
         (
-            rule("netrc-password", r"(?i)\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(\S{1,256})", Some(url_secret), 2),
+            rule("netrc-password", r"(?i)\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(\S{1,256})", Some(url_secret)),
             words(&["machine"]),
         ),
         // curl -u user:password, wget --user=u --password=p is the assignment rule's.
         (
-            rule("curl-user-password", r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,64}:([^\s'"]{1,256})"#, Some(user_password), 2),
+            rule("curl-user-password", r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,64}:([^\s'"]{1,256})"#, Some(user_password)),
             words(&["-u", "--user"]),
         ),
         // token: <value>, X-API-Key: <value>, STRIPE_API_KEY=<value>: a random value of a key that
@@ -59,7 +45,6 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
                 "key-assignment",
                 r#"(?i)(?:token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([A-Za-z0-9+/_.~=-]{16,512})"#,
                 Some(random_secret),
-                2,
             ),
             words(&["token", "key", "credential"]),
         ),
@@ -69,18 +54,16 @@ pub(super) fn ours() -> Vec<(Rule, Vec<String>)> {
                 "authorization-header",
                 r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?([A-Za-z0-9._~+/=:-]{8,})"#,
                 Some(header_secret),
-                2,
             ),
             words(&["authorization"]),
         ),
-        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(header_secret), 2), words(&["bearer"])),
+        (rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", Some(header_secret)), words(&["bearer"])),
         // password=..., SECRET: ..., "passwd": "..." (a .env line, a config file, a command line).
         (
             rule(
                 "password-assignment",
                 r#"(?i)(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?[ \t]{0,5}(?:=|:=|:|=>)[ \t]{0,5}["']?([^\s"'`,;<>(){}\[\]]{6,200})"#,
                 Some(assigned_secret),
-                2,
             ),
             words(&["password", "passwd", "pwd", "passphrase", "secret"]),
         ),

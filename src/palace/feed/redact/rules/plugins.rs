@@ -7,9 +7,7 @@
 //! costs nothing in a palace). A rule with no keywords is gated by its own regex (see
 //! [`super::Gate`]): its tokens begin with two letters that prose is full of (`AP`, `AC`).
 
-use super::gitleaks::global_allow;
-use super::{compile, reach, Gate, Rule};
-use std::sync::Arc;
+use super::{reach, Gate, Rule};
 
 /// The assignment of detect-secrets' `build_assignment_regex`: `=`, `:`, `:=`, `=>`, `::` or
 /// spaces, the key and the value optionally quoted.
@@ -18,22 +16,10 @@ const ASSIGN: &str = r#"["'\]]{0,2}[ \t]*(?::=|::|=>|=|:|[ \t])[ \t]*["']?"#;
 /// detect-secrets' formats, each with its gate: its keywords (lowercase), or a regex cheaper than
 /// the rule's own that every string holding one of its tokens matches.
 pub(super) fn plugins() -> Vec<(Rule, Gate)> {
-    let rule = |kind: &str, pattern: &str, check: Option<super::Check>| {
-        compile(pattern).ok().map(|regex| Rule {
-            kind: Arc::from(kind),
-            regex,
-            secret_group: Some(1),
-            entropy: None,
-            allow: global_allow(),
-            check,
-            // After gitleaks' own rule of the same span (its kind names the format more precisely).
-            priority: 2,
-            whole: false,
-            twin_word: None,
-            reach: reach(pattern),
-            name_first: false,
-        })
-    };
+    // Priority 2: after gitleaks' own rule of the same span (its kind names the format more
+    // precisely).
+    let rule =
+        |kind: &str, pattern: &str, check: Option<super::Check>| Rule::own(kind, pattern, true, check, reach(pattern));
     let words = |w: &[&str]| Gate::Keywords(w.iter().map(|s| s.to_string()).collect());
     let softlayer = format!(
         r"(?i)(?:softlayer|\bsl)[_-]?(?:api)?[_-]?(?:key|pwd|password|pass|token){ASSIGN}(?-i:([a-z0-9]{{64}}))\b"
