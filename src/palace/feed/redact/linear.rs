@@ -144,3 +144,26 @@ fn profile_the_build_log() {
         let _ = r.redact_jsonl(&session, &mut Counts::new());
     }
 }
+
+#[test]
+#[ignore = "a measurement: which rules' windows cover how much of one long line (--release --ignored --nocapture)"]
+fn coverage_per_rule_on_the_build_log() {
+    let r = Redactor::builtin();
+    let log = build_log(20 << 20);
+    let mut w = Vec::new();
+    r.rules.windows(log.as_bytes(), &mut w);
+    let mut by: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for (rule, s, e) in &w {
+        *by.entry(*rule).or_default() += e - s;
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by_key(|x| std::cmp::Reverse(x.1));
+    for (rule, bytes) in v.iter().take(12) {
+        println!(
+            "{:>6} KB {} ({})",
+            bytes >> 10,
+            r.rules.rules[*rule].kind,
+            r.rules.rules[*rule].regex.as_str().chars().take(60).collect::<String>()
+        );
+    }
+}
