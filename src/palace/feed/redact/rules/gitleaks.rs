@@ -10,6 +10,11 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How a rule of gitleaks' that reads a name begins: up to 50 of the name's characters, lazily.
+const NAME_PREFIX: &str = r"(?i)[\w.-]{0,50}?";
+/// The same, twice (5 rules: `[\w.-]{0,50}?(?i:[\w.-]{0,50}?(?:(?-i:[Oo]kta|OKTA))…`).
+const NAME_PREFIX_TWICE: &str = r"[\w.-]{0,50}?(?i:[\w.-]{0,50}?";
+
 /// The vendored gitleaks rule set (see `LICENSE-gitleaks`, `scripts/redact/vendor-gitleaks.py`).
 const GITLEAKS: &str = include_str!("../gitleaks-rules.json");
 
@@ -119,7 +124,17 @@ pub(super) fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
     let mut cache: HashMap<String, Option<Arc<Regex>>> = HashMap::new();
     let mut out = Vec::new();
     for r in file.rules {
-        let regex = match compile(&r.regex) {
+        let whole = r.secret_group.is_none() && first_group_is_structural(&r.regex);
+        // 100 of gitleaks' rules begin with the name's letters before their keyword
+        // (`[\w.-]{0,50}?`): every letter of a line is then a place a match may begin. Begun at the
+        // keyword instead (`name_first`), the secret is the same and an allowlist of the match still
+        // sees the name; a rule whose secret is its whole match keeps its form.
+        let (pattern, name_first) = match (r.regex.strip_prefix(NAME_PREFIX), r.regex.strip_prefix(NAME_PREFIX_TWICE)) {
+            (Some(rest), _) if !whole => (format!("(?i){rest}"), true),
+            (_, Some(rest)) if !whole => (format!("(?i:{rest}"), true),
+            _ => (r.regex.clone(), false),
+        };
+        let regex = match compile(&pattern) {
             Ok(re) => re,
             Err(e) => {
                 warnings.push(format!(
@@ -132,7 +147,6 @@ pub(super) fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
         };
         let allow = r.allow.into_iter().map(|a| compile_allow(a, &mut cache)).chain(global_allow()).collect();
         let priority = if r.id == "generic-api-key" { 2 } else { 1 };
-        let whole = r.secret_group.is_none() && first_group_is_structural(&r.regex);
         let twin_word = twins.get(&r.id).cloned();
         // gitleaks' generic rule fires on code its allowlists don't know (`RegEnumKey =
         // win32api.RegEnumKey`, CPython's distutils): a member chain of identifiers is refused.
@@ -148,7 +162,7 @@ pub(super) fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
             whole,
             twin_word,
             reach: reach(&r.regex),
-            name_first: false,
+            name_first,
         };
         out.push((rule, r.keywords));
     }

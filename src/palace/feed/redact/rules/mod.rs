@@ -74,7 +74,7 @@ pub(super) struct Rule {
     pub(super) reach: usize,
     /// The regex starts at the credential's word of a name (`password`, not `db_password`): a
     /// leading class of the name's letters would make every letter a place a match may begin. An
-    /// allowlist of the match sees the name from its start (up to 40 bytes back).
+    /// allowlist of the match sees the name from its start (up to 50 bytes back).
     pub(super) name_first: bool,
 }
 
@@ -165,9 +165,10 @@ impl Rule {
     }
 }
 
-/// Where the name that ends at `at` starts: up to 40 bytes of `[A-Za-z0-9_.-]` before it.
+/// Where the name that ends at `at` starts: up to 50 bytes of `[A-Za-z0-9_.-]` before it (as
+/// gitleaks' `[\w.-]{0,50}?`).
 fn name_start(hay: &[u8], at: usize) -> usize {
-    let lo = at.saturating_sub(40);
+    let lo = at.saturating_sub(50);
     hay[lo..at]
         .iter()
         .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
