@@ -122,11 +122,15 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
        const out = execFileSync(${JSON.stringify(restart.file)}, ${JSON.stringify(restart.args)}, { env: ${JSON.stringify(restart.env)}, encoding: 'utf8', timeout: 60000 });
        require('fs').writeFileSync(${JSON.stringify(pidFile)}, out.match(/PID=(\\d+)/)[1]);
        // The server answers again; the next try is due in palaceNextTryMs: the first call after
-       // that makes it (or waits for the background one under way).
-       await new Promise((resolve) => setTimeout(resolve, native.stats().palaceNextTryMs ?? 0));
-       const read = (await native.callTool('mempalace_diary_read', { agent_name: 'back' }, null)).text;
+       // that makes it, or waits for the background one under way, which may have begun just
+       // before the server listened and then fails: the call after it makes it.
+       let read; const missed = [];
+       while (read === undefined && missed.length < 3) {
+         await new Promise((resolve) => setTimeout(resolve, native.stats().palaceNextTryMs ?? 0));
+         try { read = (await native.callTool('mempalace_diary_read', { agent_name: 'back' }, null)).text; } catch (e) { missed.push(e.message); }
+       }
        const write = (await native.callTool('mempalace_diary_write', { agent_name: 'back', entry: 'after.restart|ok' }, null)).text;
-       return { tools: tools.length, before, outage, down, quick, quickMs, read, write, stats: native.stats(), footer: native.palaceStatus(), status: ${status} };`,
+       return { tools: tools.length, before, outage, down, quick, quickMs, missed, read, write, stats: native.stats(), footer: native.palaceStatus(), status: ${status} };`,
       { ...base(dir), MEMPALACE_REMOTE_URL: srv.url, MEMPALACE_REMOTE_TOKEN: token, MEMPALACE_MCP_RETRY_MS: '300', MEMPALACE_MCP_MAX_RESPAWNS: '1', MEMPALACE_MCP_RESPAWN_BACKOFF_MS: '10' },
       { timeoutMs: 120_000 },
     );
@@ -140,7 +144,9 @@ describe('a bridge that always comes back (MEMPALACE_MCP_RETRY_MS)', () => {
     expect(r.result.down.status).toMatch(/^MemPalace is down: gave up after 1 respawns .*; next try (in 1 s|now), or `\/mempalace reconnect` now$/);
     expect(r.result.quick).toMatch(/MemPalace is down/);
     expect(r.result.quickMs).toBeLessThan(1000); // at once: the next try is not due (a bound for a loaded machine)
-    // Back, with no reconnect: the palace tools work (the entry written before the restart is read back).
+    // Back, with no reconnect: the palace tools work (the entry written before the restart is read back),
+    // at the latest on the call after a try that began before the server listened.
+    expect(r.result.missed.length, r.result.missed.join('\n')).toBeLessThanOrEqual(1);
     expect(r.result.read).toContain('before.restart');
     expect(r.result.write).toContain('"success": true');
     expect(r.result.stats).toMatchObject({ palaceConnected: true, palaceDown: false });
