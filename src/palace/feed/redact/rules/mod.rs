@@ -165,6 +165,16 @@ impl Rule {
     }
 }
 
+/// The secrets `rules` find in `line` (a test of a rule file's own rules).
+#[cfg(test)]
+pub(super) fn secrets_found<'a>(rules: impl IntoIterator<Item = &'a Rule>, line: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for r in rules {
+        r.find(line.as_bytes(), &mut hits);
+    }
+    hits.iter().map(|h| line[h.start..h.end].to_string()).collect()
+}
+
 /// Where the name that ends at `at` starts: up to 50 bytes of `[A-Za-z0-9_.-]` before it (as
 /// gitleaks' `[\w.-]{0,50}?`).
 fn name_start(hay: &[u8], at: usize) -> usize {
