@@ -39,8 +39,11 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
     let rule = |pattern: &str, check: Check| {
         Rule::own("password-assignment", pattern, false, Some(check), REACH).map(|r| Rule { name_first: true, ..r })
     };
+    // A config file's line (`aws_secret_access_key: value with quotes and spaces`): the name
+    // begins the line and its value, words and spaces included, runs to the line's end.
+    let config = format!(r#"(?i){name}[ \t]*(?::|=)[ \t]*([^\s"'`][^\r\n]*)"#);
     let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
-    [rule(&named, name_value), rule(&before, compared_secret)]
+    [rule(&named, name_value), rule(&before, compared_secret), rule(&config, config_secret)]
         .into_iter()
         .flatten()
         .map(|r| (r, words.clone()))
@@ -232,6 +235,39 @@ fn quoted_secret(s: &[u8], before: &[u8], _after: &[u8]) -> bool {
     value_is_secret(s) && !names_about_it(&name) && !a_label_for_a_key(&name, s.trim_ascii())
 }
 
+/// A config file's value of words after a secret's name that begins its line (indented, a YAML
+/// list's item or after `export`): a one-word value is the other rules' to judge, a comment,
+/// a block or a reference is not a value, and words that name the secret are a description.
+fn config_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    let value = s.trim_ascii();
+    let name_end = before.iter().rposition(|b| b.is_ascii_alphanumeric() || *b == b'_').map_or(0, |i| i + 1);
+    let name_start = before[..name_end]
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+        .map_or(0, |i| i + 1);
+    let line_start = before[..name_start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let lead = before[line_start..name_start].trim_ascii_start();
+    let begins_line = lead.is_empty() || lead == b"- " || lead == b"export ";
+    // Between the name and the value only the assignment and blanks (not `password_hint: `
+    // read from the middle of a longer key, not `secret(x): y`).
+    let joined = before[name_end..].iter().all(|b| matches!(b, b':' | b'=' | b' ' | b'\t'));
+    begins_line
+        && joined
+        && value.contains(&b' ')
+        && !matches!(value[0], b'#' | b'|' | b'>' | b'&' | b'*' | b'!' | b'[' | b'{' | b'(' | b'<' | b'$' | b'%' | b'@')
+        && !value.starts_with(b"//")
+        // Code: a call (`Type.Optional(…)`) or a statement's or a literal's end.
+        && !value.windows(2).any(|w| (w[0].is_ascii_alphanumeric() || w[0] == b'_') && w[1] == b'(')
+        && !matches!(value[value.len() - 1], b',' | b';' | b'{' | b'(' | b'[')
+        // An expression (`napi_key_skip_symbols = 1 << 4`) and a value before a comment
+        // (`CLOUDFLARE_API_KEY=...   # or use /login`) are not a value of words.
+        && value.windows(2).filter(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_alphabetic()).count() >= 2
+        && ![&b"<<"[..], b">>", b"&&", b"||", b" #", b"\t#"].iter().any(|op| value.windows(op.len()).any(|w| w == *op))
+        && value_is_secret(value)
+        && !names_about_it(&name_of(&before[..name_end]))
+        && !is_code(value, before, after)
+}
+
 /// A quoted value compared with a secret's name.
 fn compared_secret(s: &[u8], _before: &[u8], _after: &[u8]) -> bool {
     value_is_secret(s)
@@ -306,7 +342,7 @@ mod tests {
 
     #[test]
     fn quoted_compared_and_symbol_values_are_found() {
-        assert_eq!(keyword().len(), 2);
+        assert_eq!(keyword().len(), 3);
         let soup = "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}";
         for (line, secret) in [
             ("password = \"value with quotes and spaces\"", "value with quotes and spaces"),
@@ -319,6 +355,9 @@ mod tests {
             (&format!("secret: {soup}'"), soup),
             ("secrete = \"A,.:-\u{a8}@*\u{bf}?!\"", "A,.:-\u{a8}@*\u{bf}?!"),
             ("secrete := A,.:-\u{a8}@*\u{bf}?!", "A,.:-\u{a8}@*\u{bf}?!"),
+            ("aws_secret_access_key: value with quotes and spaces", "value with quotes and spaces"),
+            ("[default]\n  db_password = correct horse battery staple\n", "correct horse battery staple"),
+            ("  - api_key: two words", "two words"),
         ] {
             assert!(finds(line).iter().any(|f| f == secret), "{line}: {:?}", finds(line));
         }
@@ -362,6 +401,15 @@ mod tests {
             "const usernamePasswordInOptions = \"username\" in options && \"password\" in options",
             "return{apiKey:credential.access,baseUrl:getBaseUrl(credential.access,c)}}",
             "apiKey===void 0&&(apiKey=opts.profile!=null?null:readEnv(\"ANTHROPIC_API_KEY\")",
+            "secret: the name of the Kubernetes secret",
+            "password: ${{ secrets.DB_PASSWORD }}",
+            "api_key: # set in CI",
+            "password: !vault |",
+            "The password: is read from the vault",
+            "password_hint: the dog's name",
+            "password: (from env)",
+            "  napi_key_skip_symbols = 1 << 4",
+            "export CLOUDFLARE_API_KEY=...           # or use /login",
         ] {
             assert!(finds(line).is_empty(), "{line}: {:?}", finds(line));
         }
