@@ -229,12 +229,8 @@ impl Redactor {
         self.rules.windows(hay, scratch);
         let mut found = Vec::new();
         for &(i, s, e) in scratch.iter() {
-            self.rules.rules[i].find(&hay[s..e], &mut found);
-            hits.extend(found.drain(..).map(|mut h| {
-                h.start += s;
-                h.end += s;
-                h
-            }));
+            self.rules.rules[i].find_in(hay, s, e, &mut found);
+            hits.append(&mut found);
         }
         merge(hay, hits)
     }

@@ -41,9 +41,17 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
     };
     // A config file's line (`aws_secret_access_key: value with quotes and spaces`): the name
     // begins the line and its value, words and spaces included, runs to the line's end.
-    let config = format!(r#"(?i){name}[ \t]*(?::|=)[ \t]*([^\s"'`][^\r\n]*)"#);
+    // Anchored at the line's start, so a log's `[db] password: (from env)` is not even a match;
+    // the first of the value's bytes refuses a quote (the rule above), a comment, a block, a
+    // reference, and it has a blank before the line's end (one word is the other rules').
+    let config = format!(
+        r#"(?im)^[ \t]*(?:-[ \t]+|export[ \t]+)?[a-z0-9_.-]*?{name}[ \t]*(?::|=)[ \t]*([^\s"'`#|>&*!\[{{(<$%@][^ \t\r\n]*[ \t][^\r\n]*)"#
+    );
     let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
-    [rule(&named, name_value), rule(&before, compared_secret), rule(&config, config_secret)]
+    let line_rule = |pattern: &str, check: Check| {
+        Rule::own("password-assignment", pattern, false, Some(check), REACH).map(|r| Rule { line_start: true, ..r })
+    };
+    [rule(&named, name_value), rule(&before, compared_secret), line_rule(&config, config_secret)]
         .into_iter()
         .flatten()
         .map(|r| (r, words.clone()))
@@ -361,6 +369,23 @@ mod tests {
         ] {
             assert!(finds(line).iter().any(|f| f == secret), "{line}: {:?}", finds(line));
         }
+    }
+
+    #[test]
+    fn a_window_that_begins_inside_a_line_is_not_a_lines_start() {
+        let line = "[db] password: correct horse battery staple";
+        let at = line.find("password").unwrap_or(0);
+        let mut hits = Vec::new();
+        for (r, _) in keyword() {
+            r.find_in(line.as_bytes(), at, line.len(), &mut hits);
+        }
+        assert!(hits.is_empty(), "{hits:?}");
+        let config = "[db]\npassword: correct horse battery staple";
+        let at = config.find("password").unwrap_or(0);
+        for (r, _) in keyword() {
+            r.find_in(config.as_bytes(), at, config.len(), &mut hits);
+        }
+        assert_eq!(hits.iter().map(|h| &config[h.start..h.end]).collect::<Vec<_>>(), ["correct horse battery staple"]);
     }
 
     #[test]

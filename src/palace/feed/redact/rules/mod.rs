@@ -76,6 +76,10 @@ pub(super) struct Rule {
     /// leading class of the name's letters would make every letter a place a match may begin. An
     /// allowlist of the match sees the name from its start (up to 50 bytes back).
     pub(super) name_first: bool,
+    /// The regex begins at a line's start (`(?m)^`): it is run with the byte before its window
+    /// as context, so a window that begins in the middle of a line is not taken for a line's
+    /// start.
+    pub(super) line_start: bool,
 }
 
 /// What decides that a rule runs on a string: one of its keywords is in it (gitleaks' way), or
@@ -114,14 +118,34 @@ impl Rule {
             twin_word: None,
             reach,
             name_first: false,
+            line_start: false,
         })
+    }
+
+    /// Every secret this rule finds in `hay[s..e]` (a window of it), at their places in `hay`.
+    pub(super) fn find_in(&self, hay: &[u8], s: usize, e: usize, out: &mut Vec<Hit>) {
+        let from = out.len();
+        let lo = if self.line_start { s.saturating_sub(1) } else { s };
+        self.find_from(&hay[lo..e], s - lo, out);
+        for h in &mut out[from..] {
+            h.start += lo;
+            h.end += lo;
+        }
     }
 
     /// Every secret this rule finds in `hay`.
     pub(super) fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
-        scanned(hay.len());
-        for caps in self.regex.captures_iter(hay) {
-            let Some(whole) = caps.get(0) else { continue };
+        self.find_from(hay, 0, out)
+    }
+
+    /// Every secret this rule finds in `hay` from `at` on, the bytes before `at` its context.
+    fn find_from(&self, hay: &[u8], at: usize, out: &mut Vec<Hit>) {
+        scanned(hay.len() - at);
+        let mut pos = at;
+        while pos <= hay.len() {
+            let Some(caps) = self.regex.captures_at(hay, pos) else { break };
+            let Some(whole) = caps.get(0) else { break };
+            pos = if whole.end() > whole.start() { whole.end() } else { whole.end() + 1 };
             let secret = match self.secret_group {
                 Some(g) => caps.get(g),
                 None if self.whole => Some(whole),
@@ -355,6 +379,7 @@ impl Rules {
                         twin_word: None,
                         reach: reach(pattern),
                         name_first: false,
+                        line_start: false,
                     });
                 }
                 Err(e) => warnings.push(format!(
