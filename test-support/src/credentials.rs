@@ -374,6 +374,20 @@ pub fn corpus(seed: u64, per: usize) -> Vec<Case> {
     out
 }
 
+/// Each format's text as a person or a model would write it into a palace tool's argument (a
+/// drawer's content, a diary entry, a fact's object): (format, text, its secrets), `per` a format.
+pub fn texts(seed: u64, per: usize) -> Vec<(&'static str, String, Vec<String>)> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    for (name, make) in FORMATS {
+        for _ in 0..per {
+            let (text, secrets) = make(&mut rng);
+            out.push((*name, text, secrets));
+        }
+    }
+    out
+}
+
 /// How many of a case's secrets are still in `redacted` (a secret counts as left when any of its
 /// bytes' run survives whole, as written in JSON: the value itself, or its JSON-escaped form).
 pub fn left(case: &Case, redacted: &[u8]) -> Vec<String> {

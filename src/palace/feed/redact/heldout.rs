@@ -50,6 +50,44 @@ fn held_out_recall_is_99_per_cent_for_every_format_and_placement() {
     assert!(low.is_empty(), "below 99 %: {low:#?}\nleft: {:#?}", &misses[..misses.len().min(40)]);
 }
 
+/// The held-out corpus written through a palace tool (the bridge's `mempalace_*` calls and pi's
+/// own `mcp__mempalace__*` ones go through [`calls::redact_call_arguments`]): a drawer's content,
+/// a diary entry and a fact's object, each holding one format's text. Recall per format and tool.
+#[test]
+fn held_out_secrets_written_through_a_palace_tool_are_redacted() {
+    use serde_json::json;
+    let r = Redactor::builtin();
+    let mut table: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for (format, text, secrets) in test_support::credentials::texts(HELD_OUT, PER) {
+        for (tool, mut args) in [
+            (
+                "mempalace_add_drawer",
+                json!({"wing": "ops", "room": "setup", "content": format!("What we set up today:\n{text}")}),
+            ),
+            ("mempalace_diary_write", json!({"agent_name": "pi", "entry": text, "topic": "deploy"})),
+            ("mempalace_kg_add", json!({"subject": "staging", "predicate": "configured with", "object": text})),
+        ] {
+            let counts = super::calls::redact_call_arguments(&r, tool, &[], &mut args);
+            let written = args.to_string();
+            let left: Vec<&String> = secrets.iter().filter(|s| written.contains(s.as_str())).collect();
+            let e = table.entry((format, tool)).or_insert((0, 0));
+            e.0 += secrets.len() - left.len();
+            e.1 += secrets.len();
+            if !left.is_empty() {
+                misses.push(format!("{format} / {tool}: {left:?} (counts {counts:?})"));
+            }
+        }
+    }
+    assert_eq!(table.len(), test_support::credentials::FORMATS.len() * 3);
+    let low: Vec<String> = table
+        .iter()
+        .filter(|(_, (c, t))| *c * 100 < *t * 99)
+        .map(|((f, tool), (c, t))| format!("{f} / {tool}: {c}/{t}"))
+        .collect();
+    assert!(low.is_empty(), "below 99 %: {low:#?}\nleft: {:#?}", &misses[..misses.len().min(40)]);
+}
+
 #[test]
 #[ignore = "the tuning set is looked at, not judged on (bench/redact_heldout.rs prints both): --ignored"]
 fn tuning_recall_is_99_per_cent_for_every_format_and_placement() {
