@@ -95,11 +95,12 @@ impl RecallConfig {
 }
 
 /// A recall search under way for the run being started. The search bounds itself: its call is
-/// given the budget as its timeout, so the caller cancels the request on the server
+/// given what is left of the budget as its timeout, so the caller cancels the request on the server
 /// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it.
 struct PendingRecall {
     query: String,
-    /// The budget's end, counted from the run's `before_agent_start`.
+    /// The budget's end, counted from when pi began waiting for the run's handlers
+    /// ([`RunStart::at`](super::RunStart)).
     deadline: tokio::time::Instant,
     /// The session's wing under project scope: drawers of other wings only above
     /// `other_min_score`.
@@ -125,7 +126,8 @@ impl Recall {
 
     /// Starts this run's recall search in the background through `caller` (when recall is on and
     /// `words`, the prompt's own, hold any worth searching for), bounded by the recall budget from
-    /// now; any earlier run's search nobody waited for is forgotten.
+    /// `at` (when pi began waiting for the run's handlers; None: now); any earlier run's search
+    /// nobody waited for is forgotten.
     /// `wing`: the session's wing under project scope: the search keeps to it (MemPalace's `wing`
     /// filter) unless `MEMPALACE_RECALL_OTHER_MIN_SCORE` lets other wings' drawers in.
     pub(crate) fn start(
@@ -134,6 +136,7 @@ impl Recall {
         caller: Arc<dyn PalaceCaller>,
         words: Option<&str>,
         wing: Option<&str>,
+        at: Option<std::time::Instant>,
     ) {
         let mut pending = lock(&self.pending);
         *pending = None;
@@ -143,13 +146,19 @@ impl Recall {
         let Some(query) = words.and_then(query::query_of) else {
             return;
         };
-        let (mut args, budget) = (query::search_args(&query), cfg.budget);
+        let deadline = at.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std) + cfg.budget;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            self.counters.late::<()>();
+            return;
+        }
+        let mut args = query::search_args(&query);
         if let (Some(w), None) = (wing, cfg.other_min_score) {
             args["wing"] = serde_json::Value::from(w);
         }
-        let search = tokio::spawn(async move { caller.call(query::SEARCH_TOOL, args, Some(budget)).await });
+        let search = tokio::spawn(async move { caller.call(query::SEARCH_TOOL, args, Some(left)).await });
         let wing = wing.map(str::to_string);
-        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, wing, search });
+        *pending = Some(PendingRecall { query, deadline, wing, search });
     }
 
     /// The recall message of the run being started, or None (recall off, a run a user didn't
@@ -283,6 +292,41 @@ mod tests {
         let r = EnvReader::new(&vars);
         assert_eq!(RecallConfig::read(&r).other_min_score, None, "a malformed value: never");
         assert_eq!(r.finish().0.len(), 1);
+    }
+
+    fn on(budget_ms: u64) -> RecallConfig {
+        RecallConfig {
+            on: true,
+            budget: Duration::from_millis(budget_ms),
+            max_bytes: 2000,
+            min_score: 0.43,
+            other_min_score: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_budget_counts_from_when_the_prompt_began_waiting() {
+        // A stalled search server: the budget alone ends the wait.
+        let fake = Arc::new(test_support::FakeCaller::new());
+        fake.set(query::SEARCH_TOOL, test_support::Behaviour::Hang);
+        let (recall, injected, cfg) = (Recall::default(), Injected::default(), on(500));
+        // pi began waiting 400 ms before the core's handler ran (the hop to a worker thread of a
+        // busy runtime, the JS handler's own work): 100 ms are left.
+        let at = std::time::Instant::now() - Duration::from_millis(400);
+        recall.start(&cfg, fake.clone(), Some("billing database"), None, Some(at));
+        assert_eq!(recall.message(&cfg, &injected).await, None);
+        let held = at.elapsed();
+        // At least the budget; the slack is for a loaded machine (the wait was 500 ms more before).
+        assert!(held >= cfg.budget && held < Duration::from_millis(800), "the prompt waited {held:?} in all");
+        let searched = fake.calls_to(query::SEARCH_TOOL);
+        assert!(searched[0].timeout.is_some_and(|t| t <= Duration::from_millis(100)), "{searched:?}");
+        // Past the budget already: no search at all, and it is counted as over the budget.
+        let at = std::time::Instant::now() - Duration::from_millis(600);
+        recall.start(&cfg, fake.clone(), Some("billing database"), None, Some(at));
+        assert_eq!(recall.message(&cfg, &injected).await, None);
+        assert_eq!(fake.calls_to(query::SEARCH_TOOL).len(), 1);
+        let report = recall.report(&cfg);
+        assert!(report.contains("0 searched, 0 injected (0 bytes), 2 over the budget"), "{report}");
     }
 
     #[test]
