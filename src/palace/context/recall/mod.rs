@@ -96,7 +96,10 @@ impl RecallConfig {
 
 /// A recall search under way for the run being started. The search bounds itself: its call is
 /// given what is left of the budget as its timeout, so the caller cancels the request on the server
-/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it.
+/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it. The
+/// answer is read in the search's own task (on the blocking pool), before the deadline: what is
+/// left to do after the wait (composing the message from at most
+/// [`drawers::SEARCH_TEXT_MAX_BYTES`] of each drawer) is small whatever the server answered.
 struct PendingRecall {
     query: String,
     /// The budget's end, counted from when pi began waiting for the run's handlers
@@ -105,7 +108,7 @@ struct PendingRecall {
     /// The session's wing under project scope: drawers of other wings only above
     /// `other_min_score`.
     wing: Option<String>,
-    search: tokio::task::JoinHandle<Result<String, PalaceError>>,
+    search: tokio::task::JoinHandle<Result<Result<Vec<drawers::Hit>, drawers::Unreadable>, PalaceError>>,
 }
 
 /// Recall in this process: the search of the run being started (`before_agent_start` starts it,
@@ -156,7 +159,13 @@ impl Recall {
         if let (Some(w), None) = (wing, cfg.other_min_score) {
             args["wing"] = serde_json::Value::from(w);
         }
-        let search = tokio::spawn(async move { caller.call(query::SEARCH_TOOL, args, Some(left)).await });
+        let search = tokio::spawn(async move {
+            let answer = caller.call(query::SEARCH_TOOL, args, Some(left)).await?;
+            // Read on the blocking pool: however long a huge answer takes to read, no thread that
+            // runs timers waits for it, and the prompt's wait ends at its deadline.
+            let read = tokio::task::spawn_blocking(move || drawers::hits(&answer)).await;
+            Ok(read.unwrap_or_else(|e| Err(drawers::Unreadable::Failed(format!("reading its answer ended: {e}")))))
+        });
         let wing = wing.map(str::to_string);
         *pending = Some(PendingRecall { query, deadline, wing, search });
     }
@@ -168,13 +177,13 @@ impl Recall {
         let mut pending = lock(&self.pending).take()?;
         let answer = tokio::time::timeout_at(pending.deadline, &mut pending.search).await;
         let counters = &self.counters;
-        let answer = match answer {
-            Ok(Ok(Ok(answer))) => answer,
+        let read = match answer {
+            Ok(Ok(Ok(read))) => read,
             Err(_) | Ok(Ok(Err(PalaceError::TimedOut { .. }))) => return counters.late(),
             Ok(Ok(Err(e))) => return counters.failed(&e.to_string()),
             Ok(Err(e)) => return counters.failed(&format!("the search task ended: {e}")),
         };
-        match drawers::hits(&answer) {
+        match read {
             Ok(mut hits) => {
                 keep_to_wing(&mut hits, pending.wing.as_deref(), cfg.other_min_score);
                 let message = injected.compose(&pending.query, &hits, cfg);
@@ -327,6 +336,30 @@ mod tests {
         assert_eq!(fake.calls_to(query::SEARCH_TOOL).len(), 1);
         let report = recall.report(&cfg);
         assert!(report.contains("0 searched, 0 injected (0 bytes), 2 over the budget"), "{report}");
+    }
+
+    #[tokio::test]
+    async fn a_huge_answer_does_not_hold_the_prompt_past_the_budget() {
+        // A server that answers at once with ten drawers of 2 MB each: reading and composing that
+        // took seconds after the wait was over.
+        let drawer = "Great! I painted a sunrise over the lake with the kids on Sunday.\n".repeat(32_000);
+        let results: Vec<_> = (0..10)
+            .map(|i| serde_json::json!({"drawer_id": format!("d{i}"), "wing": "w", "room": "r", "similarity": 0.9, "text": drawer}))
+            .collect();
+        let fake = Arc::new(test_support::FakeCaller::new());
+        fake.set(
+            query::SEARCH_TOOL,
+            test_support::Behaviour::Reply(serde_json::json!({ "results": results }).to_string()),
+        );
+        let (recall, injected, cfg) = (Recall::default(), Injected::default(), on(100));
+        let t0 = std::time::Instant::now();
+        recall.start(&cfg, fake, Some("painting sunrise lake"), None, None);
+        let message = recall.message(&cfg, &injected).await;
+        let held = t0.elapsed();
+        // The budget plus slack for a loaded machine; the message, if the answer was read in time,
+        // is within its cap.
+        assert!(held < Duration::from_millis(400), "held {held:?} at a budget of 100 ms");
+        assert!(message.is_none_or(|m| m.content.len() <= cfg.max_bytes));
     }
 
     #[test]
