@@ -154,9 +154,11 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
     agentSettled() { native.agentSettled(); },
     beforeCompact() { native.beforeCompact(); }, // returns nothing: pi compacts as it would, at once
     async beforeAgentStart(e, ctx) {
+      // First: the recall budget counts from this call, so the work below is inside it.
+      const started = native.beforeAgentStart(e?.messageType, e?.prompt);
       refresh(ctx); // a palace back on its own since the last prompt: its tools for this run
       exports.palaceSection(native, e);
-      return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
+      return (await started) ?? undefined;
     },
     async recall() {
       return (await native.recall()) ?? undefined;

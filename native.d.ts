@@ -34,6 +34,8 @@ export declare function agentSettled(): void
  * pi's `before_agent_start`: the hidden wake-up message on the first prompt of a fresh session,
  * else null; only for a run a user started (`messageType`: pi 1.2+'s `"user"`/`"custom"`, absent
  * before; `prompt`: the prompt text). Bounded by the request timeout: never holds the prompt hostage.
+ * The prompt waits from this call on the JS thread: the recall budget counts from it, not from
+ * when a worker thread first runs the core's handler.
  */
 export declare function beforeAgentStart(messageType?: string | undefined | null, prompt?: string | undefined | null): Promise<BeforeAgentStart | null>
 

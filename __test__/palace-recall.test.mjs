@@ -3,6 +3,7 @@
 // message each) and keeps what they return.
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { root, tempDir } from './helpers/brain.mjs';
 import { stdioEnv } from './helpers/palace.mjs';
 import { runNode } from './helpers/run-node.mjs';
@@ -145,5 +146,20 @@ describe('recall (MEMPALACE_RECALL=on, real MemPalace)', () => {
     // The budget plus a generous slack for a loaded machine (a hung server would hold it 60 s).
     expect(r.result.ms).toBeGreaterThanOrEqual(450);
     expect(r.result.ms).toBeLessThan(3000);
+  });
+
+  it("the budget counts from pi's call: the core is called before the handler's own work", async () => {
+    // Fakes only (load.js's handlers): the core starts the recall budget's clock when it is called
+    // (src/node.rs), so the handler calls it first and the tools' refresh and the prompt section
+    // are inside the budget, not before it.
+    const order = [];
+    const native = {
+      beforeAgentStart: () => { order.push('core'); return Promise.resolve(null); },
+      palacePromptSection: () => { order.push('section'); return null; },
+    };
+    const load = createRequire(import.meta.url)('../load.js');
+    const handlers = load.eventHandlers(native, { speak: {}, refresh: () => order.push('refresh'), show: () => {} });
+    await handlers.beforeAgentStart({ type: 'before_agent_start', prompt: 'q', systemPromptOptions: { sections: {} } }, {});
+    expect(order).toEqual(['core', 'refresh', 'section']);
   });
 });

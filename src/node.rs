@@ -331,10 +331,19 @@ impl From<HiddenMessage> for BeforeAgentStart {
 /// pi's `before_agent_start`: the hidden wake-up message on the first prompt of a fresh session,
 /// else null; only for a run a user started (`messageType`: pi 1.2+'s `"user"`/`"custom"`, absent
 /// before; `prompt`: the prompt text). Bounded by the request timeout: never holds the prompt hostage.
-#[napi]
-pub async fn before_agent_start(message_type: Option<String>, prompt: Option<String>) -> Option<BeforeAgentStart> {
-    let start = RunStart { message_type: message_type.as_deref(), prompt: prompt.as_deref() };
-    ext().on_before_agent_start(start).await.map(BeforeAgentStart::from)
+/// The prompt waits from this call on the JS thread: the recall budget counts from it, not from
+/// when a worker thread first runs the core's handler.
+#[napi(ts_return_type = "Promise<BeforeAgentStart | null>")]
+pub fn before_agent_start(
+    env: &Env,
+    message_type: Option<String>,
+    prompt: Option<String>,
+) -> Result<PromiseRaw<'_, Option<BeforeAgentStart>>> {
+    let at = std::time::Instant::now();
+    env.spawn_future(async move {
+        let start = RunStart { message_type: message_type.as_deref(), prompt: prompt.as_deref(), at: Some(at) };
+        Ok(ext().on_before_agent_start(start).await.map(BeforeAgentStart::from))
+    })
 }
 
 /// pi's second `before_agent_start` handler (`MEMPALACE_RECALL=on`): the hidden

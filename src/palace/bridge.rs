@@ -481,7 +481,7 @@ mod tests {
     }
 
     fn user(prompt: &str) -> RunStart<'_> {
-        RunStart { message_type: Some("user"), prompt: Some(prompt) }
+        RunStart { message_type: Some("user"), prompt: Some(prompt), at: None }
     }
 
     #[tokio::test]
@@ -527,7 +527,7 @@ mod tests {
         let log = d.path().join("log.jsonl");
         let b = bridge(d.path(), &["--log", &log.display().to_string()], &[("MEMPALACE_AGENT_NAME", "pi-test")]);
         b.session_start("startup", false, &[], None, None);
-        let custom = RunStart { message_type: Some("custom"), prompt: None };
+        let custom = RunStart { message_type: Some("custom"), prompt: None, at: None };
         assert_eq!(b.before_agent_start(custom, None).await, None);
         let diary = b.diary_prompt("");
         assert_eq!(b.before_agent_start(user(&diary), Some("diary")).await, None);
@@ -566,7 +566,7 @@ mod tests {
         );
         b.session_start("resume", true, &[], None, None);
         b.connect().await.unwrap();
-        let custom = RunStart { message_type: Some("custom"), prompt: None };
+        let custom = RunStart { message_type: Some("custom"), prompt: None, at: None };
         assert_eq!(b.before_agent_start(custom, Some("the billing database")).await, None);
         assert_eq!(b.recall().await, None, "no search for a run an extension started");
         assert_eq!(b.before_agent_start(user("q"), Some("Which billing database did we choose?")).await, None);

@@ -102,7 +102,7 @@ impl Context {
         wing: Option<&str>,
     ) -> bool {
         let user = self.sent_prompts.user_started(start);
-        self.recall.start(recall, caller, if user { words } else { None }, wing);
+        self.recall.start(recall, caller, if user { words } else { None }, wing, start.at);
         user
     }
 

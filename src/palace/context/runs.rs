@@ -11,6 +11,9 @@ use std::sync::Mutex;
 pub struct RunStart<'a> {
     pub message_type: Option<&'a str>,
     pub prompt: Option<&'a str>,
+    /// When pi began waiting for this run's handlers (the addon's entry, on the JS thread); the
+    /// recall budget counts from it. None: from when the core sees the run.
+    pub at: Option<std::time::Instant>,
 }
 
 /// How many prompts [`SentPrompts`] keeps (a diary command sent while a run is going is queued).
@@ -61,11 +64,14 @@ mod tests {
     #[test]
     fn only_runs_a_user_started_count() {
         let sent = SentPrompts::default();
-        let user = |prompt| RunStart { message_type: Some("user"), prompt: Some(prompt) };
+        let user = |prompt| RunStart { message_type: Some("user"), prompt: Some(prompt), at: None };
         assert!(sent.user_started(user("hi")));
-        assert!(sent.user_started(RunStart { message_type: None, prompt: Some("hi") }), "older pi: no messageType");
+        assert!(
+            sent.user_started(RunStart { message_type: None, prompt: Some("hi"), at: None }),
+            "older pi: no messageType"
+        );
         assert!(sent.user_started(RunStart::default()));
-        assert!(!sent.user_started(RunStart { message_type: Some("custom"), prompt: None }));
+        assert!(!sent.user_started(RunStart { message_type: Some("custom"), prompt: None, at: None }));
         sent.remember("Write your diary entry\n");
         assert!(!sent.user_started(user("Write your diary entry")), "our own prompt");
         assert!(sent.user_started(user("Write your diary entry")), "remembered once: the user may type it too");

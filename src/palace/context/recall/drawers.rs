@@ -17,6 +17,11 @@ const RECALL_LEAD: &str = "[MemPalace recall]";
 /// whole cap from the others.
 const DRAWER_MAX_BYTES: usize = 700;
 
+/// A drawer's text is read up to this many bytes (cut at a character boundary): the message shows
+/// at most [`DRAWER_MAX_BYTES`] of it, and what recall does with an answer after the search is
+/// bounded by it, whatever the server sent (MemPalace's drawers are chunks of about 800 characters).
+pub(crate) const SEARCH_TEXT_MAX_BYTES: usize = 16 * 1024;
+
 /// The first drawer is cut to fit only when this much of its text fits.
 const MIN_TEXT_BYTES: usize = 40;
 
@@ -69,7 +74,12 @@ pub(crate) fn hits(answer: &str) -> Result<Vec<Hit>, Unreadable> {
         .filter_map(|r| {
             let id = text(r, "drawer_id");
             let similarity = r.get("similarity").and_then(Value::as_f64)?;
-            let body = text(r, "text");
+            let mut body = text(r, "text");
+            let mut end = body.len().min(SEARCH_TEXT_MAX_BYTES);
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            body.truncate(end);
             (!id.is_empty() && !body.trim().is_empty() && similarity.is_finite()).then(|| Hit {
                 id,
                 wing: text(r, "wing"),
@@ -209,6 +219,12 @@ mod tests {
             hits("{\"error\": \"No palace found\"}").unwrap_err().to_string(),
             "the search failed: No palace found"
         );
+        // A drawer's text is read up to SEARCH_TEXT_MAX_BYTES, at a character boundary.
+        let long = serde_json::json!({"results": [{"drawer_id": "d", "similarity": 0.5, "text": "é".repeat(10_000)}]});
+        let text = &hits(&long.to_string()).unwrap()[0].text;
+        assert_eq!((text.len(), text.chars().all(|c| c == 'é')), (SEARCH_TEXT_MAX_BYTES, true));
+        let odd = serde_json::json!({"results": [{"drawer_id": "d", "similarity": 0.5, "text": format!("x{}", "é".repeat(10_000))}]});
+        assert_eq!(hits(&odd.to_string()).unwrap()[0].text.len(), SEARCH_TEXT_MAX_BYTES - 1);
         assert_eq!(hits("not json"), Err(Unreadable::NotJson));
         assert_eq!(hits("{}"), Err(Unreadable::NoResults));
     }

@@ -95,16 +95,20 @@ impl RecallConfig {
 }
 
 /// A recall search under way for the run being started. The search bounds itself: its call is
-/// given the budget as its timeout, so the caller cancels the request on the server
-/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it.
+/// given what is left of the budget as its timeout, so the caller cancels the request on the server
+/// (`notifications/cancelled`) at the deadline, whether or not anyone still waits for it. The
+/// answer is read in the search's own task (on the blocking pool), before the deadline: what is
+/// left to do after the wait (composing the message from at most
+/// [`drawers::SEARCH_TEXT_MAX_BYTES`] of each drawer) is small whatever the server answered.
 struct PendingRecall {
     query: String,
-    /// The budget's end, counted from the run's `before_agent_start`.
+    /// The budget's end, counted from when pi began waiting for the run's handlers
+    /// ([`RunStart::at`](super::RunStart)).
     deadline: tokio::time::Instant,
     /// The session's wing under project scope: drawers of other wings only above
     /// `other_min_score`.
     wing: Option<String>,
-    search: tokio::task::JoinHandle<Result<String, PalaceError>>,
+    search: tokio::task::JoinHandle<Result<Result<Vec<drawers::Hit>, drawers::Unreadable>, PalaceError>>,
 }
 
 /// Recall in this process: the search of the run being started (`before_agent_start` starts it,
@@ -125,7 +129,8 @@ impl Recall {
 
     /// Starts this run's recall search in the background through `caller` (when recall is on and
     /// `words`, the prompt's own, hold any worth searching for), bounded by the recall budget from
-    /// now; any earlier run's search nobody waited for is forgotten.
+    /// `at` (when pi began waiting for the run's handlers; None: now); any earlier run's search
+    /// nobody waited for is forgotten.
     /// `wing`: the session's wing under project scope: the search keeps to it (MemPalace's `wing`
     /// filter) unless `MEMPALACE_RECALL_OTHER_MIN_SCORE` lets other wings' drawers in.
     pub(crate) fn start(
@@ -134,6 +139,7 @@ impl Recall {
         caller: Arc<dyn PalaceCaller>,
         words: Option<&str>,
         wing: Option<&str>,
+        at: Option<std::time::Instant>,
     ) {
         let mut pending = lock(&self.pending);
         *pending = None;
@@ -143,13 +149,25 @@ impl Recall {
         let Some(query) = words.and_then(query::query_of) else {
             return;
         };
-        let (mut args, budget) = (query::search_args(&query), cfg.budget);
+        let deadline = at.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std) + cfg.budget;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            self.counters.late::<()>();
+            return;
+        }
+        let mut args = query::search_args(&query);
         if let (Some(w), None) = (wing, cfg.other_min_score) {
             args["wing"] = serde_json::Value::from(w);
         }
-        let search = tokio::spawn(async move { caller.call(query::SEARCH_TOOL, args, Some(budget)).await });
+        let search = tokio::spawn(async move {
+            let answer = caller.call(query::SEARCH_TOOL, args, Some(left)).await?;
+            // Read on the blocking pool: however long a huge answer takes to read, no thread that
+            // runs timers waits for it, and the prompt's wait ends at its deadline.
+            let read = tokio::task::spawn_blocking(move || drawers::hits(&answer)).await;
+            Ok(read.unwrap_or_else(|e| Err(drawers::Unreadable::Failed(format!("reading its answer ended: {e}")))))
+        });
         let wing = wing.map(str::to_string);
-        *pending = Some(PendingRecall { query, deadline: tokio::time::Instant::now() + budget, wing, search });
+        *pending = Some(PendingRecall { query, deadline, wing, search });
     }
 
     /// The recall message of the run being started, or None (recall off, a run a user didn't
@@ -159,13 +177,13 @@ impl Recall {
         let mut pending = lock(&self.pending).take()?;
         let answer = tokio::time::timeout_at(pending.deadline, &mut pending.search).await;
         let counters = &self.counters;
-        let answer = match answer {
-            Ok(Ok(Ok(answer))) => answer,
+        let read = match answer {
+            Ok(Ok(Ok(read))) => read,
             Err(_) | Ok(Ok(Err(PalaceError::TimedOut { .. }))) => return counters.late(),
             Ok(Ok(Err(e))) => return counters.failed(&e.to_string()),
             Ok(Err(e)) => return counters.failed(&format!("the search task ended: {e}")),
         };
-        match drawers::hits(&answer) {
+        match read {
             Ok(mut hits) => {
                 keep_to_wing(&mut hits, pending.wing.as_deref(), cfg.other_min_score);
                 let message = injected.compose(&pending.query, &hits, cfg);
@@ -283,6 +301,65 @@ mod tests {
         let r = EnvReader::new(&vars);
         assert_eq!(RecallConfig::read(&r).other_min_score, None, "a malformed value: never");
         assert_eq!(r.finish().0.len(), 1);
+    }
+
+    fn on(budget_ms: u64) -> RecallConfig {
+        RecallConfig {
+            on: true,
+            budget: Duration::from_millis(budget_ms),
+            max_bytes: 2000,
+            min_score: 0.43,
+            other_min_score: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_budget_counts_from_when_the_prompt_began_waiting() {
+        // A stalled search server: the budget alone ends the wait.
+        let fake = Arc::new(test_support::FakeCaller::new());
+        fake.set(query::SEARCH_TOOL, test_support::Behaviour::Hang);
+        let (recall, injected, cfg) = (Recall::default(), Injected::default(), on(500));
+        // pi began waiting 400 ms before the core's handler ran (the hop to a worker thread of a
+        // busy runtime, the JS handler's own work): 100 ms are left.
+        let at = std::time::Instant::now() - Duration::from_millis(400);
+        recall.start(&cfg, fake.clone(), Some("billing database"), None, Some(at));
+        assert_eq!(recall.message(&cfg, &injected).await, None);
+        let held = at.elapsed();
+        // At least the budget; the slack is for a loaded machine (the wait was 500 ms more before).
+        assert!(held >= cfg.budget && held < Duration::from_millis(800), "the prompt waited {held:?} in all");
+        let searched = fake.calls_to(query::SEARCH_TOOL);
+        assert!(searched[0].timeout.is_some_and(|t| t <= Duration::from_millis(100)), "{searched:?}");
+        // Past the budget already: no search at all, and it is counted as over the budget.
+        let at = std::time::Instant::now() - Duration::from_millis(600);
+        recall.start(&cfg, fake.clone(), Some("billing database"), None, Some(at));
+        assert_eq!(recall.message(&cfg, &injected).await, None);
+        assert_eq!(fake.calls_to(query::SEARCH_TOOL).len(), 1);
+        let report = recall.report(&cfg);
+        assert!(report.contains("0 searched, 0 injected (0 bytes), 2 over the budget"), "{report}");
+    }
+
+    #[tokio::test]
+    async fn a_huge_answer_does_not_hold_the_prompt_past_the_budget() {
+        // A server that answers at once with ten drawers of 2 MB each: reading and composing that
+        // took seconds after the wait was over.
+        let drawer = "Great! I painted a sunrise over the lake with the kids on Sunday.\n".repeat(32_000);
+        let results: Vec<_> = (0..10)
+            .map(|i| serde_json::json!({"drawer_id": format!("d{i}"), "wing": "w", "room": "r", "similarity": 0.9, "text": drawer}))
+            .collect();
+        let fake = Arc::new(test_support::FakeCaller::new());
+        fake.set(
+            query::SEARCH_TOOL,
+            test_support::Behaviour::Reply(serde_json::json!({ "results": results }).to_string()),
+        );
+        let (recall, injected, cfg) = (Recall::default(), Injected::default(), on(100));
+        let t0 = std::time::Instant::now();
+        recall.start(&cfg, fake, Some("painting sunrise lake"), None, None);
+        let message = recall.message(&cfg, &injected).await;
+        let held = t0.elapsed();
+        // The budget plus slack for a loaded machine; the message, if the answer was read in time,
+        // is within its cap.
+        assert!(held < Duration::from_millis(400), "held {held:?} at a budget of 100 ms");
+        assert!(message.is_none_or(|m| m.content.len() <= cfg.max_bytes));
     }
 
     #[test]
