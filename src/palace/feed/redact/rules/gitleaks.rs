@@ -163,7 +163,7 @@ pub(super) fn vendored(warnings: &mut Vec<String>) -> Vec<(Rule, Vec<String>)> {
             twin_word,
             reach: reach(&r.regex),
             name_first,
-            line_start: false,
+            line_start: None,
         };
         out.push((rule, r.keywords));
     }

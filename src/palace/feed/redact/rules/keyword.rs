@@ -49,7 +49,8 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
     );
     let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
     let line_rule = |pattern: &str, check: Check| {
-        Rule::own("password-assignment", pattern, false, Some(check), REACH).map(|r| Rule { line_start: true, ..r })
+        Rule::own("password-assignment", pattern, false, Some(check), REACH)
+            .map(|r| Rule { line_start: Some(config_line), ..r })
     };
     [rule(&named, name_value), rule(&before, compared_secret), line_rule(&config, config_secret)]
         .into_iter()
@@ -241,6 +242,24 @@ fn name_value(s: &[u8], before: &[u8], after: &[u8]) -> bool {
 fn quoted_secret(s: &[u8], before: &[u8], _after: &[u8]) -> bool {
     let name = name_of(before);
     value_is_secret(s) && !names_about_it(&name) && !a_label_for_a_key(&name, s.trim_ascii())
+}
+
+/// A line that may be a config file's line of a secret's name: blanks, `- ` or `export `, then a
+/// name holding one of the rule's words, then `:` or `=` (the regex decides the rest).
+fn config_line(line: &[u8]) -> bool {
+    let mut rest = line.trim_ascii_start();
+    for lead in [&b"- "[..], b"export "] {
+        if let Some(r) = rest.strip_prefix(lead) {
+            rest = r.trim_ascii_start();
+        }
+    }
+    let len = rest.iter().position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-') || *b >= 0x80));
+    let Some(len) = len.filter(|n| *n > 0) else { return false };
+    if !matches!(rest[len..].trim_ascii_start().first(), Some(b':' | b'=')) {
+        return false;
+    }
+    let name = rest[..len].to_ascii_lowercase();
+    ["key", "pass", "pwd", "secret", "contrase"].iter().any(|w| name.windows(w.len()).any(|x| x == w.as_bytes()))
 }
 
 /// A config file's value of words after a secret's name that begins its line (indented, a YAML

@@ -76,11 +76,15 @@ pub(super) struct Rule {
     /// leading class of the name's letters would make every letter a place a match may begin. An
     /// allowlist of the match sees the name from its start (up to 50 bytes back).
     pub(super) name_first: bool,
-    /// The regex begins at a line's start (`(?m)^`): it is run with the byte before its window
-    /// as context, so a window that begins in the middle of a line is not taken for a line's
-    /// start.
-    pub(super) line_start: bool,
+    /// The regex begins at a line's start (`(?m)^`): it runs only on the lines that begin in its
+    /// window and that this cheap test of the line's bytes lets through (a log whose every line
+    /// holds a keyword costs a `memchr` per line, not a regex), with the byte before the line as
+    /// context.
+    pub(super) line_start: Option<LineTest>,
 }
+
+/// A test of one line's bytes (without its end): may the rule's regex match at its start?
+pub(super) type LineTest = fn(&[u8]) -> bool;
 
 /// What decides that a rule runs on a string: one of its keywords is in it (gitleaks' way), or
 /// a regex of its own matches it (a format whose tokens begin with letters prose is full of, or
@@ -118,18 +122,38 @@ impl Rule {
             twin_word: None,
             reach,
             name_first: false,
-            line_start: false,
+            line_start: None,
         })
     }
 
     /// Every secret this rule finds in `hay[s..e]` (a window of it), at their places in `hay`.
     pub(super) fn find_in(&self, hay: &[u8], s: usize, e: usize, out: &mut Vec<Hit>) {
-        let from = out.len();
-        let lo = if self.line_start { s.saturating_sub(1) } else { s };
-        self.find_from(&hay[lo..e], s - lo, out);
-        for h in &mut out[from..] {
-            h.start += lo;
-            h.end += lo;
+        let Some(may) = self.line_start else {
+            let from = out.len();
+            self.find_from(&hay[s..e], 0, out);
+            shift(&mut out[from..], s);
+            return;
+        };
+        // The lines that begin in the window: at `s` only when it is the string's start or a
+        // line's; a window that begins inside a line skips to the next.
+        scanned(e - s);
+        let mut line = if s == 0 || hay[s - 1] == b'\n' {
+            s
+        } else {
+            match memchr::memchr(b'\n', &hay[s..e]) {
+                Some(i) => s + i + 1,
+                None => return,
+            }
+        };
+        while line < e {
+            let end = memchr::memchr(b'\n', &hay[line..e]).map_or(e, |i| line + i);
+            if may(&hay[line..end]) {
+                let lo = line.saturating_sub(1);
+                let from = out.len();
+                self.find_from(&hay[lo..end], line - lo, out);
+                shift(&mut out[from..], lo);
+            }
+            line = end + 1;
         }
     }
 
@@ -187,6 +211,14 @@ impl Rule {
             scanned(target.len());
             a.regexes.iter().any(|r| r.is_match(target)) || a.stopwords.as_ref().is_some_and(|ac| ac.is_match(secret))
         })
+    }
+}
+
+/// Hits found in a slice that begins at `by`, at their places in the whole.
+fn shift(hits: &mut [Hit], by: usize) {
+    for h in hits {
+        h.start += by;
+        h.end += by;
     }
 }
 
@@ -380,7 +412,7 @@ impl Rules {
                         twin_word: None,
                         reach: reach(pattern),
                         name_first: false,
-                        line_start: false,
+                        line_start: None,
                     });
                 }
                 Err(e) => warnings.push(format!(
