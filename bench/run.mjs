@@ -270,9 +270,13 @@ if (only.has(6)) {
   results.fig6 = res;
   const none = med(res.none.map((r) => r.rssMB));
   const d = (side) => med(res[side].map((r, i) => r.rssMB - res.none[i].rssMB));
-  rows.push([`RSS after ${P.rss} calls (${label(P.tpSize)} rows), with − without the extension`, `+${fmt(d('native'), 1)} MB`, `peer: +${fmt(d('peer'), 1)} MB`, `≤ +15 MB ${check(d('native') <= 15)}`]);
+  const rssRatio = med(res.native.map((r, i) => (r.rssMB - res.none[i].rssMB) / (res.peer[i].rssMB - res.none[i].rssMB)));
+  rows.push([`RSS after ${P.rss} calls (${label(P.tpSize)} rows), with − without the extension`, `+${fmt(d('native'), 1)} MB`, `peer: +${fmt(d('peer'), 1)} MB (native ÷ peer ${ratio(rssRatio)}, issue 38: ≤ 0.5× ${check(rssRatio <= 0.5)})`, `≤ +15 MB ${check(d('native') <= 15)}`]);
+  // Honesty: both sides answered the same calls on the same file with the same replies.
+  const same = res.native.filter((r, i) => r.replies === res.peer[i].replies).length;
+  const empties = [...res.native, ...res.peer].map((r) => r.emptyReplies);
   table('Figure 6: startup and resident memory', ['what', 'native', 'peer / context', 'target'], rows,
-    [`RSS measured after gc in a process that loaded a fake pi and made the calls (90% memory_lookup, 10% recall_person); without the extension: ${fmt(none, 1)} MB.`]);
+    [`RSS measured after gc in a process that loaded a fake pi and made the calls (90% memory_lookup, 10% recall_person) on the same brain.db; without the extension: ${fmt(none, 1)} MB. Replies identical native vs peer (digest of all ${P.rss}): ${same} of ${res.native.length} rounds ${check(same === res.native.length)}; replies that found nothing per process: ${[...new Set(empties)].join(', ')}.`]);
 }
 
 // ---------------------------------------------------------------------------------------------- figure 8
