@@ -50,7 +50,9 @@ const progress = (s) => process.stderr.write(`\r\x1b[K${s}`);
 function runCase(opts, { env = {}, nodeArgs = [], timeoutMs = 600_000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'lib/case.mjs'), JSON.stringify(opts)], {
-      env: { PATH: process.env.PATH, ...env },
+      // NAPI_RS_NATIVE_LIBRARY_PATH (napi-rs's loader): another build of the addon for the native
+      // side, for A/B runs between builds.
+      env: { PATH: process.env.PATH, ...(process.env.NAPI_RS_NATIVE_LIBRARY_PATH ? { NAPI_RS_NATIVE_LIBRARY_PATH: process.env.NAPI_RS_NATIVE_LIBRARY_PATH } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '', err = '';
@@ -101,6 +103,7 @@ const sdkVersion = require(path.join(root, 'node_modules/@modelcontextprotocol/s
 console.log(`## dotty-pi-ext benchmarks${quick ? ' (--quick: fewer rounds and calls; indicative only)' : ''}\n`);
 console.log(`- machine: ${nproc} cores (nproc), ${cpu}; Node ${process.version}; ${os.platform()} ${os.release()}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`- peers: better-sqlite3 ${bsqlVersion} (synchronous, JS thread), Node fetch, @modelcontextprotocol/sdk ${sdkVersion}`);
+if (process.env.NAPI_RS_NATIVE_LIBRARY_PATH) console.log(`- native side: ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH} (NAPI_RS_NATIVE_LIBRARY_PATH), not this checkout's build`);
 console.log(`- ${P.rounds} rounds per case, native and peer alternating; medians over rounds; ratio = median of per-round native ÷ peer`);
 if (polluted) console.log(`- brain.db files with ${Math.round(polluted * 100)} % of the conversation rows polluted as the old turn logger stored them (\`--polluted ${polluted}\`; the scratch 1k file of the write cases stays clean)`);
 console.log(`- started ${new Date().toISOString()}\n`);
