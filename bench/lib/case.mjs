@@ -6,6 +6,7 @@
 // side = "none":   neither (the RSS baseline).
 // Two SQLite libraries never share a process (see __test__/helpers/sqlite-child.cjs).
 import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -331,6 +332,9 @@ const cases = {
     const pi = fakePi();
     let call = async () => '';
     if (side === 'native') {
+      // The same brain.db as the peer's (until issue 38's second pass the native side ran on the
+      // empty default file under the temp HOME, which made its RSS look smaller than it is).
+      process.env.DOTTY_BRAIN_DB = db;
       require(path.join(root, 'index.js'))(pi);
       call = (name, params) => pi.text(name, params);
     } else if (side === 'peer') {
@@ -339,13 +343,18 @@ const cases = {
       call = async (name, params) => (await peer.callTool(name, params)).text;
     }
     const qs = queries(calls);
+    // What the calls answered, so that run.mjs can check both sides did the same work: a digest of
+    // every reply, and how many replies found nothing.
+    const digest = crypto.createHash('sha256');
+    let empty = 0;
     for (let i = 0; i < calls; i++) {
-      if (i % 10 === 9) await call('recall_person', { name: 'Ada' });
-      else await call('memory_lookup', { query: qs[i] });
+      const text = i % 10 === 9 ? await call('recall_person', { name: 'Ada' }) : await call('memory_lookup', { query: qs[i] });
+      digest.update(`${text}\0`);
+      if (/^\((no memories found|nothing remembered)/.test(text)) empty++;
     }
     for (let i = 0; i < 3; i++) { global.gc?.(); await sleep(50); }
     const m = process.memoryUsage();
-    return { rssMB: m.rss / 2 ** 20, startRssMB: base / 2 ** 20, heapUsedMB: m.heapUsed / 2 ** 20, externalMB: m.external / 2 ** 20 };
+    return { rssMB: m.rss / 2 ** 20, startRssMB: base / 2 ** 20, heapUsedMB: m.heapUsed / 2 ** 20, externalMB: m.external / 2 ** 20, replies: digest.digest('hex'), emptyReplies: empty };
   },
 };
 

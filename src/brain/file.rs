@@ -11,11 +11,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
-/// SQLite's page cache per connection, in KiB (a negative `cache_size`). The bundled SQLite
+/// SQLite's page cache per read connection, in KiB (a negative `cache_size`). The bundled SQLite
 /// defaults to 2 MB, which at 100k rows evicts the FTS pages between two lookups and reads them
-/// again (36 `pread`s per lookup, measured); better-sqlite3 builds with 16 MB. 8 MB on each of
-/// the (two, on the Pi) readers keeps a lookup's working set while RSS stays under the peer's.
-const READ_CACHE_KIB: i64 = 8 * 1024;
+/// again (33 `pread`s per lookup on bench/'s query mix, measured); better-sqlite3 builds with 16 MB
+/// on its one connection. Each reader caches the pages it read itself (the JS thread's core picks
+/// the reader, so both readers end up holding the same pages): at 4 MB a reader the same query mix
+/// reads no page twice (the 100k file: 928 `pread`s for 1,200 lookups at 4 and at 8 MB), and
+/// pi's RSS after 1,000 calls is 2.5 MB lower than at 8 MB (issue 38).
+const READ_CACHE_KIB: i64 = 4 * 1024;
 
 /// A file's identity: device and inode. A path whose identity changed holds another file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
