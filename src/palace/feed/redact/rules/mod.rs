@@ -166,20 +166,22 @@ impl Rule {
     /// Every secret this rule finds in `hay` from `at` on, the bytes before `at` its context.
     fn find_from(&self, hay: &[u8], at: usize, out: &mut Vec<Hit>) {
         scanned(hay.len() - at);
+        // One set of capture slots for every match (a `Captures` a match would allocate).
+        let mut locs = self.regex.capture_locations();
         let mut pos = at;
         while pos <= hay.len() {
-            let Some(caps) = self.regex.captures_at(hay, pos) else { break };
-            let Some(whole) = caps.get(0) else { break };
+            let Some(whole) = self.regex.captures_read_at(&mut locs, hay, pos) else { break };
             pos = if whole.end() > whole.start() { whole.end() } else { whole.end() + 1 };
+            let group = |g: usize| locs.get(g).map(|(a, b)| a..b);
             let secret = match self.secret_group {
-                Some(g) => caps.get(g),
-                None if self.whole => Some(whole),
-                None => (1..caps.len()).find_map(|g| caps.get(g).filter(|m| !m.is_empty())).or(Some(whole)),
+                Some(g) => group(g),
+                None if self.whole => Some(whole.range()),
+                None => (1..locs.len()).find_map(|g| group(g).filter(|r| !r.is_empty())).or(Some(whole.range())),
             };
-            let Some(secret) = secret.filter(|m| !m.is_empty()) else { continue };
-            let s = secret.as_bytes();
+            let Some(secret) = secret.filter(|r| !r.is_empty()) else { continue };
+            let s = &hay[secret.clone()];
             if self.entropy.is_some_and(|min| entropy(s) < min)
-                || self.check.is_some_and(|ok| !ok(s, &hay[..secret.start()], &hay[secret.end()..]))
+                || self.check.is_some_and(|ok| !ok(s, &hay[..secret.start], &hay[secret.end..]))
             {
                 continue;
             }
@@ -192,8 +194,8 @@ impl Rule {
                 _ => 0,
             };
             out.push(Hit {
-                start: secret.start(),
-                end: secret.end(),
+                start: secret.start,
+                end: secret.end,
                 priority: self.priority,
                 rank,
                 kind: self.kind.clone(),
