@@ -273,8 +273,8 @@ fn config_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
         .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
         .map_or(0, |i| i + 1);
     let line_start = before[..name_start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let lead = before[line_start..name_start].trim_ascii_start();
-    let begins_line = lead.is_empty() || lead == b"- " || lead == b"export ";
+    let lead = before[line_start..name_start].trim_ascii();
+    let begins_line = lead.is_empty() || lead == b"-" || lead == b"export";
     // Between the name and the value only the assignment and blanks (not `password_hint: `
     // read from the middle of a longer key, not `secret(x): y`).
     let joined = before[name_end..].iter().all(|b| matches!(b, b':' | b'=' | b' ' | b'\t'));
@@ -385,6 +385,7 @@ mod tests {
             ("aws_secret_access_key: value with quotes and spaces", "value with quotes and spaces"),
             ("[default]\n  db_password = correct horse battery staple\n", "correct horse battery staple"),
             ("  - api_key: two words", "two words"),
+            ("export  API_KEY=two words", "two words"),
         ] {
             assert!(finds(line).iter().any(|f| f == secret), "{line}: {:?}", finds(line));
         }
