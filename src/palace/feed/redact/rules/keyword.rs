@@ -12,6 +12,9 @@ use super::{Check, Rule};
 /// detect-secrets' denylist of names: a name that holds one of these says its value is secret.
 const NAMES: &str = r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contrase(?:\xC3\xB1|n)a)";
 
+/// The words that gate these rules: one of them is in every name of [`NAMES`].
+const WORDS: &[&str] = &["key", "pass", "pwd", "secret", "contrase"];
+
 /// The longest value taken (a quoted passphrase, a line of symbols); longer is not a typed secret.
 const MAX_VALUE: usize = 200;
 /// How far a match reaches from its keyword: a name, its assignment and a value.
@@ -47,7 +50,7 @@ pub(super) fn keyword() -> Vec<(Rule, Vec<String>)> {
     let config = format!(
         r#"(?im)^[ \t]*(?:-[ \t]+|export[ \t]+)?[a-z0-9_.-]*?{name}[ \t]*(?::|=)[ \t]*([^\s"'`#|>&*!\[{{(<$%@][^ \t\r\n]*[ \t][^\r\n]*)"#
     );
-    let words: Vec<String> = ["key", "pass", "pwd", "secret", "contrase"].iter().map(|s| s.to_string()).collect();
+    let words: Vec<String> = WORDS.iter().map(|s| s.to_string()).collect();
     let line_rule = |pattern: &str, check: Check| {
         Rule::own("password-assignment", pattern, false, Some(check), REACH)
             .map(|r| Rule { line_start: Some(config_line), ..r })
@@ -259,29 +262,17 @@ fn config_line(line: &[u8]) -> bool {
         return false;
     }
     let name = rest[..len].to_ascii_lowercase();
-    ["key", "pass", "pwd", "secret", "contrase"].iter().any(|w| name.windows(w.len()).any(|x| x == w.as_bytes()))
+    WORDS.iter().any(|w| name.windows(w.len()).any(|x| x == w.as_bytes()))
 }
 
 /// A config file's value of words after a secret's name that begins its line (indented, a YAML
 /// list's item or after `export`): a one-word value is the other rules' to judge, a comment,
 /// a block or a reference is not a value, and words that name the secret are a description.
 fn config_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
+    // The regex placed the name at the line's start, with only the assignment after it, and
+    // refused a value that begins as a quote, a comment, a block or a reference does.
     let value = s.trim_ascii();
-    let name_end = before.iter().rposition(|b| b.is_ascii_alphanumeric() || *b == b'_').map_or(0, |i| i + 1);
-    let name_start = before[..name_end]
-        .iter()
-        .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
-        .map_or(0, |i| i + 1);
-    let line_start = before[..name_start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let lead = before[line_start..name_start].trim_ascii();
-    let begins_line = lead.is_empty() || lead == b"-" || lead == b"export";
-    // Between the name and the value only the assignment and blanks (not `password_hint: `
-    // read from the middle of a longer key, not `secret(x): y`).
-    let joined = before[name_end..].iter().all(|b| matches!(b, b':' | b'=' | b' ' | b'\t'));
-    begins_line
-        && joined
-        && value.contains(&b' ')
-        && !matches!(value[0], b'#' | b'|' | b'>' | b'&' | b'*' | b'!' | b'[' | b'{' | b'(' | b'<' | b'$' | b'%' | b'@')
+    value.contains(&b' ')
         && !value.starts_with(b"//")
         // Code: a call (`Type.Optional(…)`) or a statement's or a literal's end.
         && !value.windows(2).any(|w| (w[0].is_ascii_alphanumeric() || w[0] == b'_') && w[1] == b'(')
@@ -291,7 +282,7 @@ fn config_secret(s: &[u8], before: &[u8], after: &[u8]) -> bool {
         && value.windows(2).filter(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_alphabetic()).count() >= 2
         && ![&b"<<"[..], b">>", b"&&", b"||", b" #", b"\t#"].iter().any(|op| value.windows(op.len()).any(|w| w == *op))
         && value_is_secret(value)
-        && !names_about_it(&name_of(&before[..name_end]))
+        && !names_about_it(&name_of(before))
         && !is_code(value, before, after)
 }
 
