@@ -240,6 +240,12 @@ describe('Node 20', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('bad option: --experimental-strip-types');
   });
+  it('refuses it the same way when the arguments outsize the pipe: Node 20 exits unread, nothing thrown here', async () => {
+    // 1 MiB of arguments can't sit in the pipe: the write meets the closed pipe (EPIPE) every time.
+    const r = await runDirect('/usr/bin/node', productionScript('remember', dir), pyDumps({ fact: 'x'.repeat(1 << 20) }), { env });
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 9, stdout: '' });
+    expect(r.stderr).toContain('bad option: --experimental-strip-types');
+  });
 });
 
 it('the seven modules are in src/tools/ as the deploy\'s healthcheck wants them', () => {

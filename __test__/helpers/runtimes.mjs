@@ -69,6 +69,9 @@ export function runDirect(node, script, stdin, { env, lingerMs = 10_000, timeout
       // stdout/stderr may still hold data after 'exit': wait for 'close' before reading them.
       child.on('close', () => resolve({ code, signal, stdout, stderr, killed, wallMs: exitAt, afterResultMs: resultAt == null ? null : exitAt - resultAt }));
     });
+    // A child that exits before reading its stdin (Node 20 refusing the command line) closes the
+    // pipe under the write: EPIPE is that exit, which 'exit' reports; anything else is a failure.
+    child.stdin.on('error', (e) => { if (e.code !== 'EPIPE') reject(e); });
     child.stdin.end(stdin);
   });
 }
