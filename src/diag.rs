@@ -255,11 +255,7 @@ pub fn release() {
 /// Cuts an over-long text at a character boundary, keeping it one line.
 fn cut(mut text: String) -> String {
     if text.len() > MAX_LINE {
-        let mut at = MAX_LINE;
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        text.truncate(at);
+        text.truncate(crate::text::floor_char_boundary(&text, MAX_LINE));
         text.push('…');
     }
     text

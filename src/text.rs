@@ -30,6 +30,16 @@ pub fn ellipsize(s: &str, max: usize) -> String {
     }
 }
 
+/// The largest character boundary of `s` at or before byte `at` (`s.len()` when `at` is past it):
+/// where a text cut to at most `at` bytes ends.
+pub fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 /// Number of codepoints.
 pub fn char_count(s: &str) -> usize {
     s.chars().count()
@@ -55,6 +65,12 @@ pub fn without_extension(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_ends_at_a_character_boundary() {
+        assert_eq!([0, 1, 2, 3, 4, 9].map(|at| floor_char_boundary("aé€", at)), [0, 1, 1, 3, 3, 6]);
+        assert_eq!(floor_char_boundary("", 5), 0);
+    }
 
     #[test]
     fn strip_matches_python() {

@@ -11,6 +11,7 @@
 //! (the palace's namespace) are cut to 256 bytes and 16 KiB ([`server_meta`]).
 
 use crate::mcp::ToolInfo;
+use crate::text::floor_char_boundary;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::fmt;
@@ -135,7 +136,7 @@ pub(crate) fn server_meta_ok(meta: &crate::palace::offer::exposure::ServerMeta) 
 }
 
 fn cut(s: &str, max: usize) -> String {
-    s[..floor_char_boundary(s, max.min(s.len()))].to_string()
+    s[..floor_char_boundary(s, max)].to_string()
 }
 
 /// Takes the tools pi may register from one list (a `tools/list` answer or the cache), in order;
@@ -237,13 +238,6 @@ pub(crate) fn serialized_len(v: &Value, limit: usize) -> usize {
     let mut c = Counter { n: 0, limit };
     let _ = serde_json::to_writer(&mut c, v);
     c.n
-}
-
-fn floor_char_boundary(s: &str, mut at: usize) -> usize {
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// The voice tools' names, as the extension hands them in (`voice::Tool::names`), for the palace's

@@ -75,11 +75,7 @@ pub(crate) fn hits(answer: &str) -> Result<Vec<Hit>, Unreadable> {
             let id = text(r, "drawer_id");
             let similarity = r.get("similarity").and_then(Value::as_f64)?;
             let mut body = text(r, "text");
-            let mut end = body.len().min(SEARCH_TEXT_MAX_BYTES);
-            while !body.is_char_boundary(end) {
-                end -= 1;
-            }
-            body.truncate(end);
+            body.truncate(crate::text::floor_char_boundary(&body, SEARCH_TEXT_MAX_BYTES));
             (!id.is_empty() && !body.trim().is_empty() && similarity.is_finite()).then(|| Hit {
                 id,
                 wing: text(r, "wing"),

@@ -70,10 +70,7 @@ pub(crate) fn cut(s: &str, max: usize) -> String {
         return s.to_string();
     }
     let ellipsis = "…";
-    let mut end = max.saturating_sub(ellipsis.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::text::floor_char_boundary(s, max.saturating_sub(ellipsis.len()));
     format!("{}{ellipsis}", s[..end].trim_end())
 }
 

@@ -261,8 +261,8 @@ fn config_line(line: &[u8]) -> bool {
     if !matches!(rest[len..].trim_ascii_start().first(), Some(b':' | b'=')) {
         return false;
     }
-    let name = rest[..len].to_ascii_lowercase();
-    WORDS.iter().any(|w| name.windows(w.len()).any(|x| x == w.as_bytes()))
+    let name = &rest[..len];
+    WORDS.iter().any(|w| name.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w.as_bytes())))
 }
 
 /// A config file's value of words after a secret's name that begins its line (indented, a YAML
