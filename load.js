@@ -154,11 +154,15 @@ exports.eventHandlers = function eventHandlers(native, { speak, refresh, show })
     agentSettled() { native.agentSettled(); },
     beforeCompact() { native.beforeCompact(); }, // returns nothing: pi compacts as it would, at once
     async beforeAgentStart(e, ctx) {
-      // First: the recall budget counts from this call, so the work below is inside it.
-      const started = native.beforeAgentStart(e?.messageType, e?.prompt);
-      refresh(ctx); // a palace back on its own since the last prompt: its tools for this run
-      exports.palaceSection(native, e);
-      return (await started) ?? undefined;
+      // First: the recall budget counts from this call. The rest follows the core's answer, which
+      // adopts a palace back on its own since the last prompt (holding its handshake meanwhile):
+      // then its tools are registered for this run and the section says how to reach them.
+      try {
+        return (await native.beforeAgentStart(e?.messageType, e?.prompt)) ?? undefined;
+      } finally {
+        refresh(ctx);
+        exports.palaceSection(native, e);
+      }
     },
     async recall() {
       return (await native.recall()) ?? undefined;

@@ -152,14 +152,20 @@ describe('recall (MEMPALACE_RECALL=on, real MemPalace)', () => {
     // Fakes only (load.js's handlers): the core starts the recall budget's clock when it is called
     // (src/node.rs), so the handler calls it first and the tools' refresh and the prompt section
     // are inside the budget, not before it.
+    // The tools' refresh and the section follow the core's answer: while the core answers it may
+    // hold the bridge's handshake (adopting a palace that came back on its own), and a refresh
+    // beside it would find the palace's tools not adopted yet and register none for the run.
     const order = [];
     const native = {
-      beforeAgentStart: () => { order.push('core'); return Promise.resolve(null); },
+      beforeAgentStart: () => {
+        order.push('core');
+        return new Promise((resolve) => setImmediate(() => { order.push('core answered'); resolve(null); }));
+      },
       palacePromptSection: () => { order.push('section'); return null; },
     };
     const load = createRequire(import.meta.url)('../load.js');
     const handlers = load.eventHandlers(native, { speak: {}, refresh: () => order.push('refresh'), show: () => {} });
     await handlers.beforeAgentStart({ type: 'before_agent_start', prompt: 'q', systemPromptOptions: { sections: {} } }, {});
-    expect(order).toEqual(['core', 'refresh', 'section']);
+    expect(order).toEqual(['core', 'core answered', 'refresh', 'section']);
   });
 });
