@@ -68,14 +68,18 @@ pub(crate) fn hits(answer: &str) -> Result<Vec<Hit>, Unreadable> {
         return Err(Unreadable::Failed(crate::text::first_chars(&e, 200).to_string()));
     }
     let results = v.get("results").and_then(Value::as_array).ok_or(Unreadable::NoResults)?;
-    let text = |r: &Value, k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    fn str_of<'a>(r: &'a Value, k: &str) -> &'a str {
+        r.get(k).and_then(Value::as_str).unwrap_or_default()
+    }
+    let text = |r: &Value, k: &str| str_of(r, k).to_string();
     Ok(results
         .iter()
         .filter_map(|r| {
             let id = text(r, "drawer_id");
             let similarity = r.get("similarity").and_then(Value::as_f64)?;
-            let mut body = text(r, "text");
-            body.truncate(crate::text::floor_char_boundary(&body, SEARCH_TEXT_MAX_BYTES));
+            // Only the part that is read is copied out of the parsed answer.
+            let body = str_of(r, "text");
+            let body = body[..crate::text::floor_char_boundary(body, SEARCH_TEXT_MAX_BYTES)].to_string();
             (!id.is_empty() && !body.trim().is_empty() && similarity.is_finite()).then(|| Hit {
                 id,
                 wing: text(r, "wing"),
